@@ -1,0 +1,100 @@
+# shimbench: one top-level Makefile.
+#   make            build build/shimbench (installs missing deps first)
+#   make check      build and run every test (unit + end-to-end)
+#   make demo       the main job on the built-in default
+#   make install PREFIX=/usr/local
+#   make SANITIZE=address,undefined check   sanitizer build
+CC ?= cc
+PREFIX ?= /usr/local
+SANITIZE ?=
+OPT ?= -O2 -g
+CFLAGS ?= $(OPT)
+ALL_CFLAGS = -std=c11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(CFLAGS)
+LDLIBS_EXTRA =
+UNAME_S := $(shell uname -s)
+ifeq ($(UNAME_S),Darwin)
+  BREW := $(shell brew --prefix 2>/dev/null)
+  ALL_CFLAGS += $(if $(BREW),-I$(BREW)/include)
+  LIBS = $(if $(BREW),-L$(BREW)/lib) -lcjson -lsqlite3 -lm -lpthread
+else
+  LIBS = -lcjson -lsqlite3 -lcrypto -lm -lpthread
+endif
+ifneq ($(SANITIZE),)
+  ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+  LDFLAGS += -fsanitize=$(SANITIZE)
+  BUILD = build-san
+else
+  BUILD = build
+endif
+
+# The library: everything but main.c. One object per line.
+LIB_OBJS =
+LIB_OBJS += util.o
+LIB_OBJS += hash.o
+LIB_OBJS += llamabench.o
+LIB_OBJS += caps.o
+LIB_OBJS += store.o
+LIB_OBJS += stats.o
+LIB_OBJS += render.o
+LIB_OBJS += bundle.o
+LIB_OBJS += published.o
+# models (gguf, synth, hash cache)
+# run engine (proc, transport, plan, fingerprint)
+# compare, gate, history
+
+# Subcommands.
+CMD_OBJS =
+CMD_OBJS += cmd-import.o
+CMD_OBJS += cmd-report.o
+CMD_OBJS += cmd-reproduce.o
+
+LIB := $(addprefix $(BUILD)/obj/,$(LIB_OBJS))
+CMDS := $(addprefix $(BUILD)/obj/,$(CMD_OBJS))
+MAIN := $(BUILD)/obj/main.o
+BIN := $(BUILD)/shimbench
+UNIT_SRCS := $(wildcard bench/t/unit/test-*.c)
+UNIT_BINS := $(patsubst bench/t/unit/%.c,$(BUILD)/t/%,$(UNIT_SRCS))
+HELPER_SRCS := $(wildcard bench/t/helpers/*.c)
+HELPER_BINS := $(patsubst bench/t/helpers/%.c,$(BUILD)/t/helpers/%,$(HELPER_SRCS))
+
+.PHONY: all deps check test demo install clean llama-bench shim shim-verify
+
+all: deps $(BIN)
+
+deps:
+	@sh bench/scripts/deps.sh
+
+$(BUILD)/obj/%.o: bench/src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BIN): $(MAIN) $(CMDS) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/t/%: bench/t/unit/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Ibench/src -o $@ $< $(LIB) $(LDFLAGS) $(LIBS)
+
+$(BUILD)/t/helpers/%: bench/t/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS)
+
+build-tests: $(BIN) $(UNIT_BINS) $(HELPER_BINS)
+
+check: deps
+	@$(MAKE) --no-print-directory build-tests
+	@SHIMBENCH=$(CURDIR)/$(BIN) SHIMBENCH_BUILD=$(CURDIR)/$(BUILD) sh bench/t/run-all.sh
+
+test: check
+
+demo: deps $(BIN)
+	@sh bench/scripts/demo.sh
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/shimbench
+
+clean:
+	rm -rf build build-san
+
+-include $(wildcard $(BUILD)/obj/*.d $(BUILD)/t/*.d)

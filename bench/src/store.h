@@ -1,0 +1,145 @@
+#ifndef STORE_H
+#define STORE_H
+
+/*
+ * The SQLite store: sessions, environments, artifacts, runs, results,
+ * samples, the model hash cache and noise calibrations. WAL, foreign keys,
+ * busy timeout, a versioned schema migrated on open. Values are always
+ * bound, never formatted into SQL.
+ *
+ * Functions return 0 on success and -1 after error(). Strings returned in
+ * structs are owned by the struct; release with the matching *_free().
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+struct lb_row;
+
+int store_open(struct store **out, const char *path);
+void store_close(struct store *s);
+int store_schema_version(struct store *s);
+
+/* One transaction: begin, then commit or rollback. */
+int store_begin(struct store *s);
+int store_commit(struct store *s);
+void store_rollback(struct store *s);
+
+struct session_rec {
+	const char *kind;          /* "run" or "import" */
+	const char *started_at;    /* UTC ISO 8601 */
+	const char *status;        /* "running", "ok", "failed", "interrupted" */
+	const char *source;        /* plan path or imported directory */
+	const char *content_hash;  /* import: SHA-256 over the content; NULL for run */
+	int tampered;              /* imported with --allow-tampered */
+	const char *plan_json;     /* may be NULL */
+	const char *warnings_json; /* JSON array or NULL */
+	const char *label;         /* free text, may be NULL */
+};
+int store_session_add(struct store *s, const struct session_rec *r,
+		      int64_t *id);
+/* 1 when a session with that content hash exists (id set), 0 when not. */
+int store_session_find_hash(struct store *s, const char *hash, int64_t *id);
+int store_session_finish(struct store *s, int64_t id, const char *status);
+int store_session_set_warnings(struct store *s, int64_t id,
+			       const char *warnings_json);
+
+/*
+ * Stores a target's fingerprint (a JSON object of key=value facts) with
+ * its identity hash. The indexed columns os_version, os_build, hw_model,
+ * is_vm, gpu and llama_build are taken from the JSON keys of those names.
+ */
+int store_environment_add(struct store *s, int64_t session_id,
+			  const char *target, const char *fingerprint_json,
+			  const char *identity, int64_t *id);
+
+/* Upserts an artifact by (sha256, kind); returns its id. */
+int store_artifact_add(struct store *s, const char *sha256, const char *kind,
+		       const char *path, int64_t size, const char *facts_json,
+		       int64_t *id);
+
+struct run_rec {
+	int64_t session_id;
+	int64_t environment_id;     /* 0 = none */
+	int64_t artifact_id;        /* the model; 0 = none */
+	const char *target;
+	const char *variant;
+	const char *role;           /* "bare-metal", "stock", "shim" or free */
+	const char *model;          /* manifest name or file name */
+	const char *model_label;    /* display name, e.g. "TinyLlama 1.1B Q4_K_M" */
+	const char *runtime;        /* "llama.cpp" */
+	int seq;                    /* order within the session */
+	const char *argv_json;
+	const char *env_json;
+	const char *status;         /* ok, failed, incomplete, timeout, crashed, refused */
+	int exit_code;              /* -1 unknown */
+	int signal;                 /* 0 none */
+	int timed_out;
+	double wall_s;
+	const char *stdout_path;    /* relative to the bundle, may be NULL */
+	const char *stderr_path;
+	const char *stdout_sha256;
+	const char *stderr_sha256;
+	const char *stdout_text;    /* capped copy, may be NULL */
+	const char *stderr_text;
+	const char *capabilities_json;
+	const char *verification;   /* "verified", "unverified", "not-required" */
+	const char *verification_detail;
+	const char *error;
+};
+int store_run_add(struct store *s, const struct run_rec *r, int64_t *id);
+
+/* Stores one llama-bench row and its samples under run_id. */
+int store_result_add(struct store *s, int64_t run_id, int idx,
+		     const struct lb_row *row, int64_t *id);
+
+/*
+ * Selections: "key=value[,key=value…]". Keys: session, variant, target,
+ * model, role, runtime, test, status, verification, os_build, os_version,
+ * identity, kind, and any other fingerprint key (json). An empty
+ * selection selects everything.
+ */
+struct selection {
+	size_t n;
+	char **keys;
+	char **values;
+};
+int selection_parse(const char *text, struct selection *out);
+void selection_free(struct selection *sel);
+
+struct store_result {
+	int64_t session_id, run_id, result_id, environment_id;
+	char *session_started;
+	char *session_status;
+	int session_tampered;
+	char *target, *variant, *role, *model, *model_label, *runtime;
+	char *run_status, *verification;
+	char *test;
+	long n_prompt, n_gen, n_depth;
+	char *build_commit;
+	char *os_build, *os_version, *identity;
+	int64_t model_size, model_n_params;
+	size_t n;
+	double *ts;                 /* samples_ts, in stored order */
+};
+/* Rows ordered by session, run seq, result idx. */
+int store_query_results(struct store *s, const struct selection *sel,
+			struct store_result **out, size_t *n);
+void store_results_free(struct store_result *r, size_t n);
+
+/* Counts, for tests and doctor: table name -> rows; -1 on error. */
+long store_count(struct store *s, const char *table);
+
+/* Runs one read-only query and prints each row as tab-separated text. */
+int store_dump_query(struct store *s, const char *sql);
+
+/* The hash cache, keyed by (dev, ino, size, mtime_ns). */
+int store_hash_cache_get(struct store *s, uint64_t dev, uint64_t ino,
+			 int64_t size, int64_t mtime_ns,
+			 char sha256[65]);   /* 1 hit, 0 miss, -1 error */
+int store_hash_cache_put(struct store *s, uint64_t dev, uint64_t ino,
+			 int64_t size, int64_t mtime_ns, const char *path,
+			 const char *sha256);
+
+#endif

@@ -1,0 +1,97 @@
+#ifndef UTIL_H
+#define UTIL_H
+
+/*
+ * Small shared helpers: a growable string buffer, error reporting that
+ * returns -1, allocation wrappers that never return NULL, file helpers.
+ */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes, documented in README.md. Only cmd-*.c decide them. */
+enum {
+	EXIT_OK = 0,            /* success */
+	EXIT_CHECK = 1,         /* a check failed: regression, hash, injection */
+	EXIT_USAGE = 2,         /* bad command line or bad input file */
+	EXIT_ENV = 3,           /* environment or tool failure */
+	EXIT_INCONCLUSIVE = 4,  /* not enough data to decide */
+};
+
+/*
+ * A growable, always NUL-terminated buffer. After BUF_INIT, .buf is never
+ * NULL; buf_release() frees and re-initialises; buf_detach() hands the
+ * memory to the caller (free() it).
+ */
+struct buf {
+	size_t alloc;
+	size_t len;
+	char *buf;
+};
+extern char buf_empty[];
+#define BUF_INIT { 0, 0, buf_empty }
+
+void buf_init(struct buf *b, size_t hint);
+void buf_grow(struct buf *b, size_t extra);
+void buf_add(struct buf *b, const void *data, size_t len);
+void buf_adds(struct buf *b, const char *s);
+void buf_addch(struct buf *b, int c);
+void buf_addf(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void buf_vaddf(struct buf *b, const char *fmt, va_list ap);
+void buf_setlen(struct buf *b, size_t len);
+void buf_reset(struct buf *b);
+void buf_release(struct buf *b);
+char *buf_detach(struct buf *b, size_t *len);
+/* Appends a JSON string literal (quotes included) for s. */
+void buf_add_json_str(struct buf *b, const char *s);
+/* Appends s quoted for one POSIX shell ('…', with ' as '\''). */
+void buf_add_sh_quoted(struct buf *b, const char *s);
+/* Reads a whole file into b (appending); -1 with error() on failure. */
+int buf_read_file(struct buf *b, const char *path);
+
+/* Prints "error: …" to stderr and returns -1. */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "warning: …" to stderr. */
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "fatal: …" and exits with EXIT_ENV; for impossible situations. */
+void die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+/* While > 0, error() and warning() print nothing (used by unit tests). */
+extern int error_silent;
+/* The last message error() formatted, for callers that re-report it. */
+const char *error_last(void);
+
+/* Allocation wrappers: never return NULL (die on exhaustion). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Writes data to path through a temporary file and rename(); 0 / -1. */
+int write_file_atomic(const char *path, const void *data, size_t len);
+/* Creates dir and its parents (mode 0777 & umask); 0 / -1. */
+int mkdir_p(const char *dir);
+/* Returns 1 when path exists as a regular file, 0 otherwise. */
+int file_exists(const char *path);
+/* Returns 1 when path is a directory. */
+int dir_exists(const char *path);
+
+/* Parses a whole decimal integer / double; 0 on success, -1 otherwise. */
+int parse_long(const char *s, long *out);
+int parse_double(const char *s, double *out);
+
+/* Current UTC time as "YYYY-MM-DDTHH:MM:SSZ" into out[21]. */
+void utc_now(char out[21]);
+/* Monotonic clock in seconds. */
+double mono_now(void);
+
+/* Lowercase hex of len bytes into out (2*len+1 bytes). */
+void hex_encode(const unsigned char *in, size_t len, char *out);
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif
