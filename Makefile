@@ -38,8 +38,12 @@ LIB_OBJS += stats.o
 LIB_OBJS += render.o
 LIB_OBJS += bundle.o
 LIB_OBJS += published.o
+LIB_OBJS += report.o
+LIB_OBJS += fingerprint.o
 # models (gguf, synth, hash cache)
 # run engine (proc, transport, plan, fingerprint)
+LIB_OBJS += proc.o
+LIB_OBJS += tools.o
 # compare, gate, history
 
 # Subcommands.
@@ -81,11 +85,15 @@ $(BUILD)/t/helpers/%: bench/t/helpers/%.c
 
 build-tests: $(BIN) $(UNIT_BINS) $(HELPER_BINS)
 
-check: deps
+check: deps llama-bench
 	@$(MAKE) --no-print-directory build-tests
 	@SHIMBENCH=$(CURDIR)/$(BIN) SHIMBENCH_BUILD=$(CURDIR)/$(BUILD) sh bench/t/run-all.sh
 
 test: check
+
+# llama.cpp's llama-bench from Debian sid in the private prefix .llama/
+llama-bench:
+	@sh bench/scripts/llama-bench.sh
 
 demo: deps $(BIN)
 	@sh bench/scripts/demo.sh

@@ -47,12 +47,14 @@ int store_session_set_warnings(struct store *s, int64_t id,
 
 /*
  * Stores a target's fingerprint (a JSON object of key=value facts) with
- * its identity hash. The indexed columns os_version, os_build, hw_model,
+ * its identity hash and its base identity (the same hash without the OS
+ * version and build: the OS-update gate pairs on it). The indexed columns os_version, os_build, hw_model,
  * is_vm, gpu and llama_build are taken from the JSON keys of those names.
  */
 int store_environment_add(struct store *s, int64_t session_id,
 			  const char *target, const char *fingerprint_json,
-			  const char *identity, int64_t *id);
+			  const char *identity, const char *base_identity,
+			  int64_t *id);
 
 /* Upserts an artifact by (sha256, kind); returns its id. */
 int store_artifact_add(struct store *s, const char *sha256, const char *kind,

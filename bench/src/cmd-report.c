@@ -1,0 +1,98 @@
+#define _POSIX_C_SOURCE 200809L
+#include "cmd.h"
+#include "report.h"
+#include "store.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char usage_report[] =
+	"usage: shimbench report [--format md|csv|json] [--select SEL]\n"
+	"                        [-o FILE]\n"
+	"\n"
+	"Per workload (model x test): the median of all samples_ts per role\n"
+	"(bare-metal host, stock guest, shim guest) with min-max and sample\n"
+	"count, the guest speedup (shim / stock), shim / bare-metal and\n"
+	"stock / bare-metal percent. Variants with other roles are listed\n"
+	"beside them; runs whose injection was not verified are excluded\n"
+	"and listed apart.\n"
+	"\n"
+	"  --format F     md (aligned GitHub Markdown, default), csv (the\n"
+	"                 published results.csv columns) or json\n"
+	"  --select SEL   key=value[,key=value...] over session, variant,\n"
+	"                 target, model, role, test, os_build, ... (default:\n"
+	"                 everything stored)\n"
+	"  -o FILE        write to FILE (e.g. reports/report.md) instead of\n"
+	"                 standard output\n";
+
+int
+cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "select", required_argument, NULL, 's' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *format = "md", *select = NULL, *output = NULL;
+	struct selection sel = { 0 };
+	struct report rep = { 0 };
+	struct buf out = BUF_INIT;
+	struct store *s = NULL;
+	int c, ret = EXIT_OK;
+
+	while ((c = getopt_long(argc, argv, "f:s:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': format = optarg; break;
+		case 's': select = optarg; break;
+		case 'o': output = optarg; break;
+		case 'h': return cmd_help(usage_report);
+		default:
+			return cmd_usage_error("report", "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error("report", "unexpected argument '%s'",
+				       argv[optind]);
+	if (strcmp(format, "md") && strcmp(format, "csv") &&
+	    strcmp(format, "json"))
+		return cmd_usage_error("report", "unknown format '%s' (md, "
+				       "csv or json)", format);
+	if (selection_parse(select, &sel) < 0)
+		return EXIT_USAGE;
+	if (!file_exists(ctx->db_path)) {
+		error("no store at '%s'; run `shimbench import` or "
+		      "`shimbench run` first", ctx->db_path);
+		ret = EXIT_ENV;
+		goto cleanup;
+	}
+	if (store_open(&s, ctx->db_path) < 0 ||
+	    report_build(s, &sel, &rep) < 0) {
+		ret = EXIT_ENV;
+		goto cleanup;
+	}
+	report_render(&rep, format, &out);
+	if (output) {
+		if (write_file_atomic(output, out.buf, out.len) < 0) {
+			ret = EXIT_ENV;
+			goto cleanup;
+		}
+		if (!ctx->quiet)
+			fprintf(stderr, "wrote '%s'\n", output);
+	} else {
+		fwrite(out.buf, 1, out.len, stdout);
+	}
+	if (rep.n == 0 && !ctx->quiet)
+		fprintf(stderr, "note: nothing matched the selection\n");
+cleanup:
+	report_release(&rep);
+	selection_free(&sel);
+	buf_release(&out);
+	store_close(s);
+	return ret;
+}

@@ -1,0 +1,29 @@
+#ifndef STATS_H
+#define STATS_H
+
+/*
+ * Robust statistics over samples (tokens per second). Spreads always come
+ * from the samples, never from llama-bench's stddev_ns.
+ */
+
+#include <stddef.h>
+
+struct summary {
+	size_t n;
+	double median;  /* the published convention */
+	double min, max;
+	double mad;     /* median absolute deviation (unscaled) */
+	double mean;
+	double cv;      /* sample standard deviation / mean */
+};
+
+/* Summarises x[0..n) (not modified); all fields 0 when n == 0. */
+void stats_summary(const double *x, size_t n, struct summary *out);
+/* Median of x[0..n) (not modified); NAN when n == 0. */
+double stats_median(const double *x, size_t n);
+/* Linear-interpolated quantile q in [0,1] of sorted[0..n). */
+double stats_quantile_sorted(const double *sorted, size_t n, double q);
+/* Sorts x in place, ascending. */
+void stats_sort(double *x, size_t n);
+
+#endif
