@@ -3,6 +3,7 @@
 # prints one summary line: "N passed, N failed, N skipped". Exits 1 when
 # anything failed. Optional arguments: name patterns to select tests.
 top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
 passed=0 failed=0 skipped=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -1,0 +1,111 @@
+#!/bin/bash
+# Import of the published evidence, report, reproduce, tamper refusal.
+. "$(dirname "$0")/lib.sh"
+
+need_shared "import of the published evidence" || { test_done; exit $?; }
+E1=$EVIDENCE/cua-lume-2026-08-09-m1-ultra
+E2=$EVIDENCE/cua-lume-2026-08-10-m1-ultra-gemma4
+M1=$FIXTURES/mappings/cua-lume-2026-08-09-m1-ultra.json
+M2=$FIXTURES/mappings/cua-lume-2026-08-10-m1-ultra-gemma4.json
+DB=$WORK/ev.db
+count() { sqlite3 "$DB" "select count(*) from $1"; }
+
+expect_code 0 "import both evidence sets" \
+	"$SHIMBENCH" --db "$DB" import --mapping "$M1" --mapping "$M2" "$E1" "$E2"
+grep_in "$WORK/out" "as session 1: 4 runs, 8 results, 80 samples" "first set: 4 runs"
+grep_in "$WORK/out" "as session 2: 3 runs, 6 results, 60 samples" "second set: 3 runs"
+[ "$(count samples)" = 140 ] && ok "140 samples stored" || not_ok "samples: $(count samples)"
+[ "$(sqlite3 "$DB" "select count(*) from runs where verification='verified' and variant='shim'")" = 2 ] \
+	&& ok "both shim runs injection-verified" || not_ok "shim runs not verified"
+
+expect_code 0 "report --format csv" "$SHIMBENCH" --db "$DB" report --format csv
+cp "$WORK/out" "$WORK/report.csv"
+# Every llama.cpp median and ratio of the published results.csv, to the
+# printed precision of each published value.
+compare_csv() {
+	awk -F, -v mine="$WORK/report.csv" '
+	function dec(s) { return index(s, ".") ? length(s) - index(s, ".") : 0 }
+	BEGIN { while ((getline line < mine) > 0) { split(line, f, ","); m[f[1] "|" f[2]] = line } }
+	FNR == 1 { next }
+	$1 !~ /llama\.cpp/ { next }
+	{
+		key = $1 "|" $2
+		if (!(key in m)) { print "missing row " key; bad++; next }
+		split(m[key], g, ",")
+		for (i = 4; i <= 8; i++) {
+			if ($i == "") continue
+			d = dec($i); want = sprintf("%." d "f", $i); got = sprintf("%." d "f", g[i])
+			if (want != got) { print key " column " i ": published " $i ", got " g[i]; bad++ }
+			n++
+		}
+	}
+	END { print n " values compared"; exit bad > 0 }' "$1"
+}
+for f in "$E1/results.csv" "$E2/results.csv"; do
+	if compare_csv "$f" >"$WORK/cmp" 2>&1; then
+		ok "report reproduces $(basename "$(dirname "$f")")/results.csv ($(tail -1 "$WORK/cmp"))"
+	else
+		not_ok "report differs from $(basename "$(dirname "$f")")/results.csv"
+		sed 's/^/# /' "$WORK/cmp"
+	fi
+done
+expect_code 0 "report (markdown)" "$SHIMBENCH" --db "$DB" report
+grep_in "$WORK/out" "| TinyLlama 1.1B Q4_K_M (llama.cpp)   | pp512 | 4871.99" "markdown headline row"
+grep_in "$WORK/out" "hooked-superseded" "superseded runs listed as their own variant"
+grep_in "$WORK/out" "11.08×" "guest speedup shown"
+expect_code 0 "report --format json" "$SHIMBENCH" --db "$DB" report --format json
+check "json report parses" python3 -c "import json,sys; d=json.load(open('$WORK/out')); assert len(d['workloads'])==4"
+expect_code 0 "report -o file" "$SHIMBENCH" --db "$DB" report --format csv -o "$WORK/r.csv"
+check "report file equals stdout csv" cmp -s "$WORK/r.csv" "$WORK/report.csv"
+
+(cd "$TOP" && expect_code 0 "reproduce passes" "$SHIMBENCH" --db "$DB" reproduce)
+grep_in "$WORK/out" "figures: 20 pass, 0 fail, 6 missing" "20 llama.cpp figures pass, MLX missing"
+(cd "$TOP" && expect_code 0 "reproduce --exact passes" "$SHIMBENCH" --db "$DB" reproduce --exact)
+(cd "$TOP" && expect_code 1 "reproduce --require-all fails on missing MLX figures" \
+	"$SHIMBENCH" --db "$DB" reproduce --require-all)
+
+# Importing the same content again stores nothing.
+expect_code 0 "second import" "$SHIMBENCH" --db "$DB" import --mapping "$M1" "$E1"
+grep_in "$WORK/out" "already imported as session 1" "re-import says which session"
+[ "$(count sessions)" = 2 ] && [ "$(count samples)" = 140 ] && ok "no duplicates" || not_ok "duplicated"
+
+# One flipped byte: refused, named, nothing stored.
+T=$WORK/tampered
+cp -r "$E1" "$T"; chmod -R u+w "$T"
+python3 - "$T/tiny-stock-minimal.json" <<'PY'
+import sys
+p = sys.argv[1]; b = bytearray(open(p, 'rb').read())
+i = b.index(b'431') ; b[i+2] ^= 0x01
+open(p, 'wb').write(bytes(b))
+PY
+before=$(count sessions)
+expect_code 1 "tampered bundle refused" "$SHIMBENCH" --db "$DB" import --mapping "$M1" "$T"
+grep_in "$WORK/err" "tiny-stock-minimal.json': SHA-256 mismatch" "error names the file"
+[ "$(count sessions)" = "$before" ] && ok "nothing stored" || not_ok "tampered import stored something"
+expect_code 1 "tampered dir with a good one: nothing stored at all" \
+	"$SHIMBENCH" --db "$DB.2" import --mapping "$M2" --mapping "$M1" "$E2" "$T"
+[ ! -s "$DB.2" ] || [ "$(sqlite3 "$DB.2" 'select count(*) from sessions')" = 0 ] && ok "no partial import" || not_ok "partial import"
+expect_code 0 "--allow-tampered imports" "$SHIMBENCH" --db "$DB" import --allow-tampered --mapping "$M1" "$T"
+[ "$(sqlite3 "$DB" 'select tampered from sessions order by id desc limit 1')" = 1 ] && ok "session flagged tampered" || not_ok "not flagged"
+expect_code 0 "report of the tampered session" "$SHIMBENCH" --db "$DB" report --select "session=3"
+grep_in "$WORK/out" "[tampered]" "report marks tampered data"
+
+# Bad input: clear errors, non-zero exits, nothing lost.
+expect_code 2 "missing directory" "$SHIMBENCH" --db "$DB" import "$WORK/nope"
+grep_in "$WORK/err" "nope' is not a directory" "names the directory"
+expect_code 2 "raw directory without a mapping" "$SHIMBENCH" --db "$DB" import "$E1"
+grep_in "$WORK/err" "give --mapping FILE" "says how to fix it"
+sed 's/"stdout": "tiny-host-minimal.json"/"stdout": "tiny-host-minimal.json", "colour": "red"/' "$M1" >"$WORK/badkey.json"
+expect_code 2 "unknown key in mapping" "$SHIMBENCH" --db "$DB" import --mapping "$WORK/badkey.json" "$E1"
+grep_in "$WORK/err" "runs[0]: unknown key 'colour'" "names the key and its place"
+sed 's|"stdout": "tiny-host-minimal.json"|"stdout": "../../etc/passwd"|' "$M1" >"$WORK/escape.json"
+expect_code 2 "file name escaping the bundle" "$SHIMBENCH" --db "$DB" import --mapping "$WORK/escape.json" "$E1"
+mkdir -p "$WORK/nosums"; cp "$E1/tiny-host-minimal.json" "$WORK/nosums/"
+expect_code 2 "directory without SHA256SUMS" "$SHIMBENCH" --db "$DB" import --mapping "$M1" "$WORK/nosums"
+grep_in "$WORK/err" "has no SHA256SUMS" "unverifiable evidence refused"
+expect_code 2 "mappings and directories mismatch" "$SHIMBENCH" --db "$DB" import --mapping "$M1" "$E1" "$E2"
+[ "$(count sessions)" = 3 ] && ok "store intact after bad input" || not_ok "store changed"
+expect_code 3 "report without a store" "$SHIMBENCH" --db "$WORK/none.db" report
+expect_code 2 "report with a bad format" "$SHIMBENCH" --db "$DB" report --format xml
+expect_code 2 "report with a bad selection" "$SHIMBENCH" --db "$DB" report --select "variant"
+test_done
