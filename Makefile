@@ -41,6 +41,9 @@ LIB_OBJS += published.o
 LIB_OBJS += report.o
 LIB_OBJS += fingerprint.o
 # models (gguf, synth, hash cache)
+LIB_OBJS += gguf.o
+LIB_OBJS += synth.o
+LIB_OBJS += manifest.o
 # run engine (proc, transport, plan, fingerprint)
 LIB_OBJS += proc.o
 LIB_OBJS += tools.o
@@ -51,6 +54,7 @@ CMD_OBJS =
 CMD_OBJS += cmd-import.o
 CMD_OBJS += cmd-report.o
 CMD_OBJS += cmd-reproduce.o
+CMD_OBJS += cmd-models.o
 
 LIB := $(addprefix $(BUILD)/obj/,$(LIB_OBJS))
 CMDS := $(addprefix $(BUILD)/obj/,$(CMD_OBJS))

@@ -36,5 +36,7 @@ int cmd_import(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_report(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_reproduce(int argc, char **argv, struct cmd_ctx *ctx);
 extern const char usage_import[], usage_report[], usage_reproduce[];
+int cmd_models(int argc, char **argv, struct cmd_ctx *ctx);
+extern const char usage_models[];
 
 #endif

@@ -7,6 +7,7 @@
  */
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define SHA256_HEX_LEN 64
 
@@ -25,5 +26,61 @@ void hash_buf_sha256(const void *data, size_t len,
 int hash_file_sha256(const char *path, char hex[SHA256_HEX_LEN + 1]);
 /* Returns 1 when s is 64 hex digits (any case), else 0. */
 int hash_is_sha256_hex(const char *s);
+
+/*
+ * Fast file hashing. Files are read sequentially in 256 KiB blocks (a
+ * size that stays in the CPU cache between the copy and the hash) after
+ * read-ahead advice; several files are hashed in parallel, one thread per
+ * file, up to the number of online CPUs.
+ *
+ * struct hash_job describes one file: path is the caller's; everything
+ * else is filled in. err, when set, is an allocated message (free it with
+ * hash_jobs_release()).
+ */
+struct hash_job {
+	const char *path;          /* in */
+	char hex[SHA256_HEX_LEN + 1];
+	int ok;                    /* 1 when hex is valid */
+	int cached;                /* 1 when hex came from the cache */
+	int cacheable;             /* 1 when hashed and stored in the cache */
+	uint64_t bytes;            /* bytes read (0 when cached) */
+	double seconds;            /* time spent reading and hashing */
+	char *err;                 /* why it failed, or NULL */
+	/* The file's identity when it was hashed (private to hash.c). */
+	uint64_t dev, ino;
+	int64_t size, mtime_ns;
+	int64_t started_ns;        /* wall clock when reading began */
+};
+
+/* Progress bar: shown for files over this size when stderr is a TTY. */
+#define HASH_PROGRESS_MIN (256ull << 20)
+
+/*
+ * Hashes n files, at most threads at a time (0 = online CPUs). progress:
+ * draw a bar with throughput on stderr when the total is over
+ * HASH_PROGRESS_MIN and stderr is a TTY. Returns 0 when every job is ok,
+ * -1 when any failed (each failure is reported with error() and left in
+ * its job's err).
+ */
+int hash_files(struct hash_job *jobs, size_t n, int threads, int progress);
+
+/*
+ * The same through the store's hash cache, keyed by (device, inode,
+ * size, mtime in ns): an unchanged file is answered by one stat. rehash
+ * forces a full read (and refreshes the cache). A file is entered in the
+ * cache only when its stat did not change while it was read and its
+ * mtime is more than HASH_RACY_NS older than the start of the read, so a
+ * later write in the same timestamp tick cannot leave a stale entry.
+ * s may be NULL (no cache).
+ */
+#define HASH_RACY_NS 2000000000LL
+struct store;
+int hash_files_cached(struct store *s, struct hash_job *jobs, size_t n,
+		      int rehash, int threads, int progress);
+/* One file through the cache; 0, or -1 after error(). */
+int hash_file_cached(struct store *s, const char *path, int rehash,
+		     char hex[SHA256_HEX_LEN + 1]);
+/* Frees the err messages of n jobs. */
+void hash_jobs_release(struct hash_job *jobs, size_t n);
 
 #endif

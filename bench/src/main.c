@@ -14,6 +14,7 @@ static const struct command commands[] = {
 	{ "import", cmd_import, "ingest evidence bundles or raw llama-bench files", usage_import },
 	{ "report", cmd_report, "speedup and percent-of-bare-metal tables", usage_report },
 	{ "reproduce", cmd_reproduce, "compare stored runs with the published figures", usage_reproduce },
+	{ "models", cmd_models, "GGUF facts, synthetic models, manifest verification, hashing", usage_models },
 };
 
 static void
