@@ -55,6 +55,7 @@ CMD_OBJS += cmd-import.o
 CMD_OBJS += cmd-report.o
 CMD_OBJS += cmd-reproduce.o
 CMD_OBJS += cmd-models.o
+CMD_OBJS += cmd-doctor.o
 
 LIB := $(addprefix $(BUILD)/obj/,$(LIB_OBJS))
 CMDS := $(addprefix $(BUILD)/obj/,$(CMD_OBJS))

@@ -309,7 +309,8 @@ for prog in llama-bench llama-quantize; do
 # the private prefix through the prefix's own dynamic loader. Arguments are
 # passed exactly; \$SHIMBENCH_EXTRA_LIBRARY_PATH is appended to the library
 # path (e.g. a GPU driver's libraries).
-d=\$(CDPATH='' cd -- "\$(dirname -- "\$0")/.." && pwd -P) || exit 127
+self=\$(readlink -f -- "\$0" 2>/dev/null) || self=\$0
+d=\$(CDPATH='' cd -- "\$(dirname -- "\$self")/.." && pwd -P) || exit 127
 p=\$d/prefix
 l=\$p/usr/lib/$multiarch
 lp=\$l:\$l/llama

@@ -38,5 +38,7 @@ int cmd_reproduce(int argc, char **argv, struct cmd_ctx *ctx);
 extern const char usage_import[], usage_report[], usage_reproduce[];
 int cmd_models(int argc, char **argv, struct cmd_ctx *ctx);
 extern const char usage_models[];
+int cmd_doctor(int argc, char **argv, struct cmd_ctx *ctx);
+extern const char usage_doctor[];
 
 #endif

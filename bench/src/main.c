@@ -11,6 +11,7 @@
 const char *shimbench_version = "0.1.0";
 
 static const struct command commands[] = {
+	{ "doctor", cmd_doctor, "what is installed, found and reachable; how to fix the rest", usage_doctor },
 	{ "import", cmd_import, "ingest evidence bundles or raw llama-bench files", usage_import },
 	{ "report", cmd_report, "speedup and percent-of-bare-metal tables", usage_report },
 	{ "reproduce", cmd_reproduce, "compare stored runs with the published figures", usage_reproduce },
