@@ -100,7 +100,7 @@ mkdir -p "$WORK/repo/build" "$WORK/repo/.llama/bin"
 cp "$SHIMBENCH" "$WORK/repo/build/shimbench"
 printf '#!/bin/sh\nexec "%s" "$@"\n' "$PREFIX_WRAPPER" >"$WORK/repo/.llama/bin/llama-bench"
 chmod +x "$WORK/repo/.llama/bin/llama-bench"
-(cd "$WORK/empty" && PATH=/usr/bin:/bin LLAMA_BENCH= "$WORK/repo/build/shimbench" --db "$WORK/s.db" doctor >"$WORK/out" 2>"$WORK/err")
+(cd "$WORK/empty" && PATH=/usr/bin:/bin LLAMA_BENCH='' "$WORK/repo/build/shimbench" --db "$WORK/s.db" doctor >"$WORK/out" 2>"$WORK/err")
 rc=$?
 if [ "$rc" -eq 0 ]; then ok "found beside the executable: exit 0"; else not_ok "found beside the executable: exit $rc"; fi
 grep_in "$WORK/out" "ok       llama-bench     $(cd "$WORK/repo/.llama/bin" && pwd -P)/llama-bench (prefix)" "found beside the executable"
