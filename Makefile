@@ -47,6 +47,8 @@ LIB_OBJS += manifest.o
 # run engine (proc, transport, plan, fingerprint)
 LIB_OBJS += proc.o
 LIB_OBJS += tools.o
+LIB_OBJS += plan.o
+LIB_OBJS += transport.o
 # compare, gate, history
 
 # Subcommands.
@@ -54,8 +56,16 @@ CMD_OBJS =
 CMD_OBJS += cmd-import.o
 CMD_OBJS += cmd-report.o
 CMD_OBJS += cmd-reproduce.o
+CMD_OBJS += cmd-run.o
+CMD_OBJS += cmd-export.o
 CMD_OBJS += cmd-models.o
 CMD_OBJS += cmd-doctor.o
+
+# shim: the plist writer and `shimbench shim`. The shim itself, its
+# tests and the Mach-O cross-check live in shim/Makefile; make check
+# runs them through bench/t/e2e/t5000-t5003.
+LIB_OBJS += launchagent.o
+CMD_OBJS += cmd-shim.o
 
 LIB := $(addprefix $(BUILD)/obj/,$(LIB_OBJS))
 CMDS := $(addprefix $(BUILD)/obj/,$(CMD_OBJS))
@@ -63,8 +73,10 @@ MAIN := $(BUILD)/obj/main.o
 BIN := $(BUILD)/shimbench
 UNIT_SRCS := $(wildcard bench/t/unit/test-*.c)
 UNIT_BINS := $(patsubst bench/t/unit/%.c,$(BUILD)/t/%,$(UNIT_SRCS))
-HELPER_SRCS := $(wildcard bench/t/helpers/*.c)
+HELPER_SRCS := $(filter-out bench/t/helpers/lib%,$(wildcard bench/t/helpers/*.c))
 HELPER_BINS := $(patsubst bench/t/helpers/%.c,$(BUILD)/t/helpers/%,$(HELPER_SRCS))
+HELPER_LIB_SRCS := $(wildcard bench/t/helpers/lib*.c)
+HELPER_LIBS := $(patsubst bench/t/helpers/%.c,$(BUILD)/t/helpers/%.so,$(HELPER_LIB_SRCS))
 
 .PHONY: all deps check test demo install clean llama-bench shim shim-verify
 
@@ -88,7 +100,11 @@ $(BUILD)/t/helpers/%: bench/t/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS)
 
-build-tests: $(BIN) $(UNIT_BINS) $(HELPER_BINS)
+$(BUILD)/t/helpers/lib%.so: bench/t/helpers/lib%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared -fPIC -o $@ $<
+
+build-tests: $(BIN) $(UNIT_BINS) $(HELPER_BINS) $(HELPER_LIBS)
 
 check: deps llama-bench
 	@$(MAKE) --no-print-directory build-tests
@@ -109,5 +125,13 @@ install: $(BIN)
 
 clean:
 	rm -rf build build-san
+
+# shim: build (macOS: dylibs, probe, SHA256SUMS; Linux: the GNU-runtime
+# test build) and verify (macOS only).
+shim:
+	@$(MAKE) --no-print-directory -C shim
+
+shim-verify:
+	@$(MAKE) --no-print-directory -C shim verify
 
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/t/*.d)

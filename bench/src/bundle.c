@@ -4,6 +4,7 @@
 #include "fingerprint.h"
 #include "hash.h"
 #include "llamabench.h"
+#include "report.h"
 #include "store.h"
 #include "util.h"
 
@@ -26,7 +27,7 @@ struct in_env {
 struct in_run {
 	int seq;
 	char *target, *variant, *role, *model, *runtime;
-	char *argv_json, *env_json;
+	char *argv_json, *env_json, *expect_json;
 	char *stdout_name, *stderr_name;
 	char stdout_sha[65], stderr_sha[65];
 	struct buf out, err;
@@ -285,7 +286,7 @@ check_type(const cJSON *o, const char *key, int (*is)(const cJSON *const),
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
-	if (v && !is(v))
+	if (v && !cJSON_IsNull(v) && !is(v))
 		return error("%s: '%s' must be %s", where, key, what);
 	return 0;
 }
@@ -368,7 +369,7 @@ load_expect(const cJSON *r, const char ***out, size_t *n, const char *where)
 
 	*out = NULL;
 	*n = 0;
-	if (!ex)
+	if (!ex || cJSON_IsNull(ex))
 		return 0;
 	if (!cJSON_IsArray(ex))
 		return error("%s: 'expect' must be an array of strings", where);
@@ -438,6 +439,9 @@ load_run(struct ingest *in, const cJSON *r, size_t idx, int allow_tampered)
 	ir->runtime = jdup(r, "runtime", "llama.cpp");
 	ir->argv_json = jprint(cJSON_GetObjectItemCaseSensitive(r, "argv"));
 	ir->env_json = jprint(cJSON_GetObjectItemCaseSensitive(r, "env"));
+	if (nexpect)
+		ir->expect_json = jprint(cJSON_GetObjectItemCaseSensitive(r,
+								  "expect"));
 	ir->stdout_name = jdup(r, "stdout", NULL);
 	ir->stderr_name = jdup(r, "stderr", NULL);
 	ir->error = jdup(r, "error", NULL);
@@ -669,6 +673,7 @@ bundle_free(struct ingest *in)
 		free(r->runtime);
 		free(r->argv_json);
 		free(r->env_json);
+		free(r->expect_json);
 		free(r->stdout_name);
 		free(r->stderr_name);
 		buf_release(&r->out);
@@ -825,6 +830,7 @@ bundle_store(const struct ingest *in, struct store *s, const char *label,
 		rr.stdout_text = out_text;
 		rr.stderr_text = r->stderr_name ? err_text : NULL;
 		rr.capabilities_json = r->caps_json;
+		rr.expect_json = r->expect_json;
 		rr.verification = r->verification;
 		rr.verification_detail = r->vdetail.len ? r->vdetail.buf : NULL;
 		rr.error = r->error;
@@ -852,5 +858,144 @@ fail:
 out:
 	free(env_ids);
 	free(model_ids);
+	return ret;
+}
+
+struct export_ctx {
+	const char *dir;
+	struct buf sums;
+	int failed;
+};
+
+/*
+ * Writes one raw file of the session. A file already in the directory
+ * with the recorded SHA-256 (the run engine streamed it there) is kept;
+ * otherwise the stored text is written when it is complete.
+ */
+static int
+export_file(void *vctx, const char *name, const char *sha, const char *text,
+	    size_t len)
+{
+	struct export_ctx *ctx = vctx;
+	char have[65], *path, *slash;
+	int ret = 0;
+
+	if (!safe_name(name))
+		return error("stored file name '%s' is not safe to export",
+			     name);
+	path = xstrfmt("%s/%s", ctx->dir, name);
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	if (mkdir_p(path) < 0) {
+		free(path);
+		return -1;
+	}
+	*slash = '/';
+	if (file_exists(path) && hash_file_sha256(path, have) == 0 &&
+	    !strcmp(have, sha))
+		goto done;
+	hash_buf_sha256(text, len, have);
+	if (*sha && strcmp(have, sha)) {
+		warning("'%s': the stored copy is truncated; the bundle holds "
+			"what the store has", name);
+	}
+	ret = write_file_atomic(path, text, len);
+done:
+	free(path);
+	return ret;
+}
+
+static int
+add_sum(struct export_ctx *ctx, const char *name)
+{
+	char sha[65], *path = xstrfmt("%s/%s", ctx->dir, name);
+	int ret = hash_file_sha256(path, sha);
+
+	free(path);
+	if (ret == 0)
+		buf_addf(&ctx->sums, "%s  %s\n", sha, name);
+	return ret;
+}
+
+static int
+sum_file(void *vctx, const char *name, const char *sha, const char *text,
+	 size_t len)
+{
+	(void)sha;
+	(void)text;
+	(void)len;
+	return add_sum(vctx, name);
+}
+
+int
+bundle_export(struct store *s, int64_t session_id, const char *dir)
+{
+	struct export_ctx ctx = { dir, BUF_INIT, 0 };
+	struct buf json = BUF_INIT, text = BUF_INIT, readme = BUF_INIT;
+	struct selection sel = { 0 };
+	struct report rep = { 0 };
+	cJSON *root = NULL;
+	char *pretty = NULL, *path = NULL, sid[32];
+	int ret = -1;
+
+	if (mkdir_p(dir) < 0)
+		return -1;
+	if (store_session_bundle_json(s, session_id, &json) < 0)
+		goto cleanup;
+	root = cJSON_Parse(json.buf);
+	pretty = root ? cJSON_Print(root) : NULL;
+	if (!pretty) {
+		error("cannot format bundle.json for session %lld",
+		      (long long)session_id);
+		goto cleanup;
+	}
+	if (store_session_files(s, session_id, export_file, &ctx) != 0)
+		goto cleanup;
+	buf_adds(&text, pretty);
+	buf_addch(&text, '\n');
+	path = xstrfmt("%s/bundle.json", dir);
+	if (write_file_atomic(path, text.buf, text.len) < 0)
+		goto cleanup;
+
+	snprintf(sid, sizeof(sid), "session=%lld", (long long)session_id);
+	if (selection_parse(sid, &sel) < 0 || report_build(s, &sel, &rep) < 0)
+		goto cleanup;
+	buf_reset(&text);
+	report_render(&rep, "csv", &text);
+	free(path);
+	path = xstrfmt("%s/results.csv", dir);
+	if (write_file_atomic(path, text.buf, text.len) < 0)
+		goto cleanup;
+	buf_addf(&readme, "# shimbench evidence bundle: session %lld\n\n",
+		 (long long)session_id);
+	buf_adds(&readme, "Raw llama-bench output (jsonl) and stderr per "
+		 "process, bundle.json (plan, fingerprints, artifacts, runs), "
+		 "results.csv; SHA256SUMS covers every other file. Import "
+		 "with `shimbench import DIR`.\n\n");
+	report_render(&rep, "md", &readme);
+	free(path);
+	path = xstrfmt("%s/README.md", dir);
+	if (write_file_atomic(path, readme.buf, readme.len) < 0)
+		goto cleanup;
+
+	if (add_sum(&ctx, "README.md") < 0 || add_sum(&ctx, "bundle.json") < 0 ||
+	    add_sum(&ctx, "results.csv") < 0 ||
+	    store_session_files(s, session_id, sum_file, &ctx) != 0)
+		goto cleanup;
+	free(path);
+	path = xstrfmt("%s/SHA256SUMS", dir);
+	if (write_file_atomic(path, ctx.sums.buf, ctx.sums.len) < 0)
+		goto cleanup;
+	ret = 0;
+cleanup:
+	free(path);
+	cJSON_free(pretty);
+	cJSON_Delete(root);
+	buf_release(&json);
+	buf_release(&text);
+	buf_release(&readme);
+	buf_release(&ctx.sums);
+	report_release(&rep);
+	selection_free(&sel);
 	return ret;
 }

@@ -36,9 +36,14 @@ int cmd_import(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_report(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_reproduce(int argc, char **argv, struct cmd_ctx *ctx);
 extern const char usage_import[], usage_report[], usage_reproduce[];
+int cmd_run(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_export(int argc, char **argv, struct cmd_ctx *ctx);
+extern const char usage_run[], usage_export[];
 int cmd_models(int argc, char **argv, struct cmd_ctx *ctx);
 extern const char usage_models[];
 int cmd_doctor(int argc, char **argv, struct cmd_ctx *ctx);
 extern const char usage_doctor[];
+int cmd_shim(int argc, char **argv, struct cmd_ctx *ctx);
+extern const char usage_shim[];
 
 #endif

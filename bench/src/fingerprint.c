@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The stable keys: facts that change only when the setup changes. */
@@ -58,4 +59,217 @@ fingerprint_identity(const char *fingerprint_json, char identity[65],
 	buf_release(&base);
 	cJSON_Delete(root);
 	return 0;
+}
+
+/*
+ * Each line: source.key=value. Commands that are missing print nothing;
+ * multi-line outputs are flattened to one line each.
+ */
+const char fingerprint_probe_script[] =
+	"PATH=$PATH:/usr/sbin:/sbin:/usr/bin:/bin; export PATH\n"
+	"have() { command -v \"$1\" >/dev/null 2>&1; }\n"
+	"echo \"os.uname_s=$(uname -s 2>/dev/null)\"\n"
+	"echo \"os.uname_r=$(uname -r 2>/dev/null)\"\n"
+	"echo \"os.uname_m=$(uname -m 2>/dev/null)\"\n"
+	"if [ \"$(uname -s)\" = Darwin ]; then\n"
+	"  echo \"sw_vers.productName=$(sw_vers -productName 2>/dev/null)\"\n"
+	"  echo \"sw_vers.productVersion=$(sw_vers -productVersion 2>/dev/null)\"\n"
+	"  echo \"sw_vers.buildVersion=$(sw_vers -buildVersion 2>/dev/null)\"\n"
+	"  for k in hw.model machdep.cpu.brand_string hw.ncpu hw.memsize kern.hv_vmm_present hw.nperflevels; do\n"
+	"    echo \"sysctl.$k=$(sysctl -n $k 2>/dev/null)\"\n"
+	"  done\n"
+	"  echo \"csrutil.status=$(csrutil status 2>/dev/null | head -n 1)\"\n"
+	"  pmset -g therm 2>/dev/null | sed 's/^/pmset.therm=/'\n"
+	"  echo \"sp.gpu_cores=$(system_profiler SPDisplaysDataType -json 2>/dev/null | sed -n 's/.*\"sppci_cores\" *: *\"\\([0-9]*\\)\".*/\\1/p' | head -n 1)\"\n"
+	"  echo \"sp.gpu_model=$(system_profiler SPDisplaysDataType -json 2>/dev/null | sed -n 's/.*\"sppci_model\" *: *\"\\([^\"]*\\)\".*/\\1/p' | head -n 1)\"\n"
+	"  echo \"pvg.unrestricted=$(defaults read com.apple.gpusw.ParavirtualizedGraphics ForceUnrestrictedDeviceFeatureLevel 2>/dev/null)\"\n"
+	"  echo \"load.avg=$(sysctl -n vm.loadavg 2>/dev/null | tr -d '{}')\"\n"
+	"else\n"
+	"  if [ -r /etc/os-release ]; then . /etc/os-release; echo \"linux.os_name=$NAME\"; echo \"linux.os_version=$VERSION_ID\"; echo \"linux.os_pretty=$PRETTY_NAME\"; fi\n"
+	"  echo \"linux.cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)\"\n"
+	"  echo \"linux.cpu_cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null)\"\n"
+	"  echo \"linux.mem_kb=$(sed -n 's/^MemTotal:[[:space:]]*\\([0-9]*\\) kB/\\1/p' /proc/meminfo 2>/dev/null)\"\n"
+	"  echo \"linux.hw_model=$(cat /sys/class/dmi/id/product_name 2>/dev/null)\"\n"
+	"  echo \"linux.hypervisor=$(grep -c '^flags.* hypervisor' /proc/cpuinfo 2>/dev/null)\"\n"
+	"  echo \"linux.governor=$(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null)\"\n"
+	"  echo \"load.avg=$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null)\"\n"
+	"  if have nvidia-smi; then nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu.nvidia=/'; fi\n"
+	"  if have vulkaninfo; then vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*deviceName[[:space:]]*=[[:space:]]*/gpu.vulkan=/p'; fi\n"
+	"fi\n"
+	"echo \"proc.llama=$(ps -A -o comm= 2>/dev/null | grep -c '^llama')\"\n";
+
+static char *
+value_of(const char *text, size_t len, const char *key)
+{
+	size_t klen = strlen(key), pos = 0;
+
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+
+		if (end - pos > klen && !memcmp(text + pos, key, klen) &&
+		    text[pos + klen] == '=') {
+			const char *v = text + pos + klen + 1;
+			size_t vl = end - pos - klen - 1;
+			while (vl && (v[vl - 1] == '\r' || v[vl - 1] == ' '))
+				vl--;
+			return xstrndup(v, vl);
+		}
+		pos = end + 1;
+	}
+	return NULL;
+}
+
+static void
+add_warning(cJSON *w, char *msg)
+{
+	cJSON_AddItemToArray(w, cJSON_CreateString(msg));
+	free(msg);
+}
+
+static void
+put(cJSON *o, const char *key, char *v)
+{
+	if (v && *v)
+		cJSON_AddStringToObject(o, key, v);
+	free(v);
+}
+
+static void
+put_num(cJSON *o, const char *key, char *v, double scale)
+{
+	double d;
+
+	if (v && parse_double(v, &d) == 0)
+		cJSON_AddNumberToObject(o, key, d * scale);
+	free(v);
+}
+
+int
+fingerprint_parse(const char *t, size_t len, char **json, char **warnings_json)
+{
+	cJSON *o = cJSON_CreateObject(), *w = cJSON_CreateArray();
+	char *sys = value_of(t, len, "os.uname_s"), *v, *out;
+	double cores = 0, load = -1;
+	size_t pos = 0;
+
+	put(o, "kernel", value_of(t, len, "os.uname_r"));
+	put(o, "arch", value_of(t, len, "os.uname_m"));
+	if (sys && !strcmp(sys, "Darwin")) {
+		cJSON_AddStringToObject(o, "os_name", "macOS");
+		put(o, "os_version", value_of(t, len, "sw_vers.productVersion"));
+		put(o, "os_build", value_of(t, len, "sw_vers.buildVersion"));
+		put(o, "hw_model", value_of(t, len, "sysctl.hw.model"));
+		put(o, "cpu_model", value_of(t, len,
+					     "sysctl.machdep.cpu.brand_string"));
+		put_num(o, "cpu_cores", value_of(t, len, "sysctl.hw.ncpu"), 1);
+		put_num(o, "memory_bytes", value_of(t, len, "sysctl.hw.memsize"), 1);
+		put_num(o, "is_vm", value_of(t, len,
+					     "sysctl.kern.hv_vmm_present"), 1);
+		put_num(o, "gpu_cores", value_of(t, len, "sp.gpu_cores"), 1);
+		put(o, "gpu", value_of(t, len, "sp.gpu_model"));
+		v = value_of(t, len, "csrutil.status");
+		if (v && strstr(v, "disabled"))
+			cJSON_AddStringToObject(o, "sip", "disabled");
+		else if (v && strstr(v, "enabled"))
+			cJSON_AddStringToObject(o, "sip", "enabled");
+		free(v);
+		v = value_of(t, len, "pvg.unrestricted");
+		if (v && *v)
+			cJSON_AddNumberToObject(o, "pvg_unrestricted",
+						!strcmp(v, "1"));
+		free(v);
+		/* pmset -g therm: a recorded warning level or a limit < 100 */
+		while (pos < len) {
+			const char *nl = memchr(t + pos, '\n', len - pos);
+			size_t end = nl ? (size_t)(nl - t) : len;
+			char *line = xstrndup(t + pos, end - pos);
+			char *eq = strstr(line, "Limit");
+
+			pos = end + 1;
+			if (!strncmp(line, "pmset.therm=", 12)) {
+				const char *l = line + 12;
+				if ((strstr(l, "warning level") &&
+				     !strstr(l, "No ")) ||
+				    (eq && strchr(eq, '=') &&
+				     atoi(strchr(eq, '=') + 1) < 100)) {
+					add_warning(w, xstrfmt(
+						"thermal or performance warning: "
+						"'%s'", l));
+					cJSON_AddStringToObject(o, "thermal",
+								"warning");
+				}
+			}
+			free(line);
+		}
+		v = value_of(t, len, "pmset.therm");
+		if (!cJSON_GetObjectItem(o, "thermal") && v)
+			cJSON_AddStringToObject(o, "thermal", "nominal");
+		free(v);
+	} else {
+		put(o, "os_name", value_of(t, len, "linux.os_name"));
+		put(o, "os_version", value_of(t, len, "linux.os_version"));
+		/* Linux has no OS build; the kernel release plays its part. */
+		put(o, "os_build", value_of(t, len, "os.uname_r"));
+		put(o, "os_pretty", value_of(t, len, "linux.os_pretty"));
+		put(o, "hw_model", value_of(t, len, "linux.hw_model"));
+		put(o, "cpu_model", value_of(t, len, "linux.cpu_model"));
+		put_num(o, "cpu_cores", value_of(t, len, "linux.cpu_cores"), 1);
+		put_num(o, "memory_bytes", value_of(t, len, "linux.mem_kb"), 1024);
+		v = value_of(t, len, "linux.hypervisor");
+		cJSON_AddNumberToObject(o, "is_vm", v && atoi(v) > 0);
+		free(v);
+		put(o, "cpu_governor", value_of(t, len, "linux.governor"));
+		v = value_of(t, len, "gpu.nvidia");
+		if (!v)
+			v = value_of(t, len, "gpu.vulkan");
+		put(o, "gpu", v);
+	}
+	free(sys);
+	v = value_of(t, len, "load.avg");
+	if (v && *v) {
+		load = atof(v);
+		cJSON_AddNumberToObject(o, "load1", load);
+	}
+	free(v);
+	if (cJSON_IsNumber(cJSON_GetObjectItem(o, "cpu_cores")))
+		cores = cJSON_GetObjectItem(o, "cpu_cores")->valuedouble;
+	if (cores > 0 && load > 0.5 * cores)
+		add_warning(w, xstrfmt("load average %.2f is above 0.5 per "
+				       "core (%g cores)", load, cores));
+	v = value_of(t, len, "proc.llama");
+	if (v && atoi(v) > 0) {
+		cJSON_AddNumberToObject(o, "llama_processes", atoi(v));
+		add_warning(w, xstrfmt("%d other llama process%s running",
+				       atoi(v), atoi(v) > 1 ? "es" : ""));
+	}
+	free(v);
+	out = cJSON_PrintUnformatted(o);
+	*json = xstrdup(out);
+	cJSON_free(out);
+	out = cJSON_PrintUnformatted(w);
+	*warnings_json = xstrdup(out);
+	cJSON_free(out);
+	cJSON_Delete(o);
+	cJSON_Delete(w);
+	return 0;
+}
+
+char *
+fingerprint_set(const char *json, const char *key, const char *value)
+{
+	cJSON *o = cJSON_Parse(json ? json : "{}");
+	char *out, *ret;
+
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		o = cJSON_CreateObject();
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+	cJSON_AddStringToObject(o, key, value);
+	out = cJSON_PrintUnformatted(o);
+	ret = xstrdup(out);
+	cJSON_free(out);
+	cJSON_Delete(o);
+	return ret;
 }

@@ -12,10 +12,13 @@ const char *shimbench_version = "0.1.0";
 
 static const struct command commands[] = {
 	{ "doctor", cmd_doctor, "what is installed, found and reachable; how to fix the rest", usage_doctor },
+	{ "run", cmd_run, "run a plan: llama-bench per variant, verified and stored", usage_run },
+	{ "export", cmd_export, "write a stored session as an evidence bundle", usage_export },
 	{ "import", cmd_import, "ingest evidence bundles or raw llama-bench files", usage_import },
 	{ "report", cmd_report, "speedup and percent-of-bare-metal tables", usage_report },
 	{ "reproduce", cmd_reproduce, "compare stored runs with the published figures", usage_reproduce },
 	{ "models", cmd_models, "GGUF facts, synthetic models, manifest verification, hashing", usage_models },
+	{ "shim", cmd_shim, "a LaunchAgent that runs one server with the capability shim", usage_shim },
 };
 
 static void

@@ -70,6 +70,7 @@ static const char *const migrations[] = {
 	"  stdout_sha256 TEXT, stderr_sha256 TEXT,"
 	"  stdout_text TEXT, stderr_text TEXT,"
 	"  capabilities_json TEXT,"
+	"  expect_json TEXT,"
 	"  verification TEXT NOT NULL DEFAULT 'not-required',"
 	"  verification_detail TEXT,"
 	"  error TEXT);"
@@ -455,9 +456,9 @@ store_run_add(struct store *s, const struct run_rec *r, int64_t *id)
 		" argv_json, env_json, status, exit_code, signal, timed_out,"
 		" wall_s, stdout_path, stderr_path, stdout_sha256,"
 		" stderr_sha256, stdout_text, stderr_text, capabilities_json,"
-		" verification, verification_detail, error)"
+		" verification, verification_detail, error, expect_json)"
 		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-		"?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27)");
+		"?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28)");
 
 	if (!st)
 		return -1;
@@ -491,6 +492,7 @@ store_run_add(struct store *s, const struct run_rec *r, int64_t *id)
 	bind_text(st, 25, r->verification ? r->verification : "not-required");
 	bind_text(st, 26, r->verification_detail);
 	bind_text(st, 27, r->error);
+	bind_text(st, 28, r->expect_json);
 	return insert_id(s, st, "add run", id);
 }
 
@@ -837,6 +839,123 @@ store_dump_query(struct store *s, const char *sql)
 	if (rc != SQLITE_DONE)
 		return db_error(s, "query");
 	return 0;
+}
+
+int
+store_environment_update(struct store *s, int64_t id,
+			 const char *fingerprint_json, const char *identity,
+			 const char *base_identity)
+{
+	sqlite3_stmt *st = prepare(s,
+		"UPDATE environments SET fingerprint_json=json(?1),"
+		" identity=?2, base_identity=?3,"
+		" os_version=json_extract(?1,'$.os_version'),"
+		" os_build=json_extract(?1,'$.os_build'),"
+		" hw_model=json_extract(?1,'$.hw_model'),"
+		" is_vm=json_extract(?1,'$.is_vm'),"
+		" gpu=json_extract(?1,'$.gpu'),"
+		" llama_build=json_extract(?1,'$.llama_build') WHERE id=?4");
+
+	if (!st)
+		return -1;
+	bind_text(st, 1, fingerprint_json);
+	bind_text(st, 2, identity);
+	bind_text(st, 3, base_identity);
+	sqlite3_bind_int64(st, 4, id);
+	return step_done(s, st, "update environment");
+}
+
+/*
+ * The bundle.json of a session, built by SQLite's JSON functions from
+ * the stored rows: session, environments keyed by target, models keyed
+ * by name, runs in order.
+ */
+int
+store_session_bundle_json(struct store *s, int64_t sid, struct buf *out)
+{
+	sqlite3_stmt *st = prepare(s,
+		"SELECT json_object("
+		" 'shimbench_bundle', 1,"
+		" 'label', ss.label,"
+		" 'session', json_object('kind', ss.kind, 'id', ss.id,"
+		"   'started_at', ss.started_at, 'finished_at', ss.finished_at,"
+		"   'status', ss.status, 'label', ss.label,"
+		"   'plan', json(ss.plan_json),"
+		"   'warnings', json(coalesce(ss.warnings_json, '[]'))),"
+		" 'environments', (SELECT json_group_object(target,"
+		"   json(fingerprint_json)) FROM environments"
+		"   WHERE session_id=ss.id),"
+		" 'models', (SELECT json_group_object(m.model, json_object("
+		"   'label', m.model_label, 'sha256', a.sha256, 'file', a.path,"
+		"   'size', a.size, 'facts', json(a.facts_json)))"
+		"   FROM (SELECT DISTINCT model, model_label, artifact_id"
+		"         FROM runs WHERE session_id=ss.id AND model IS NOT NULL"
+		"         AND artifact_id IS NOT NULL) m"
+		"   JOIN artifacts a ON a.id=m.artifact_id),"
+		" 'runs', (SELECT json_group_array(json_object("
+		"   'seq', seq, 'target', target, 'variant', variant,"
+		"   'role', role, 'model', model, 'runtime', runtime,"
+		"   'argv', json(argv_json), 'env', json(env_json),"
+		"   'stdout', stdout_path, 'stderr', stderr_path,"
+		"   'expect', json(expect_json), 'status', status,"
+		"   'exit_code', exit_code, 'signal', signal,"
+		"   'timed_out', json(CASE timed_out WHEN 0 THEN 'false'"
+		"     ELSE 'true' END), 'wall_s', wall_s,"
+		"   'verification', verification,"
+		"   'verification_detail', verification_detail,"
+		"   'error', error))"
+		"   FROM (SELECT * FROM runs WHERE session_id=ss.id"
+		"         ORDER BY seq, id)))"
+		" FROM sessions ss WHERE ss.id=?1");
+	int rc;
+
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, sid);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		buf_adds(out, (const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+		return 0;
+	}
+	if (rc == SQLITE_DONE) {
+		sqlite3_finalize(st);
+		return error("store '%s' has no session %lld", s->path,
+			     (long long)sid);
+	}
+	db_error(s, "bundle json");
+	sqlite3_finalize(st);
+	s->nErr = 0;
+	return -1;
+}
+
+int
+store_session_files(struct store *s, int64_t sid,
+		    int (*fn)(void *ctx, const char *name, const char *sha256,
+			      const char *text, size_t len),
+		    void *ctx)
+{
+	sqlite3_stmt *st = prepare(s,
+		"SELECT stdout_path, stdout_sha256, stdout_text FROM runs"
+		" WHERE session_id=?1 AND stdout_path IS NOT NULL"
+		" UNION ALL"
+		" SELECT stderr_path, stderr_sha256, stderr_text FROM runs"
+		" WHERE session_id=?1 AND stderr_path IS NOT NULL");
+	int rc, ret = 0;
+
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, sid);
+	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		const char *sha = (const char *)sqlite3_column_text(st, 1);
+		const char *text = (const char *)sqlite3_column_text(st, 2);
+		size_t len = (size_t)sqlite3_column_bytes(st, 2);
+
+		ret = fn(ctx, name, sha ? sha : "", text ? text : "", len);
+	}
+	sqlite3_finalize(st);
+	return ret;
 }
 
 int

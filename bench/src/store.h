@@ -86,6 +86,7 @@ struct run_rec {
 	const char *stdout_text;    /* capped copy, may be NULL */
 	const char *stderr_text;
 	const char *capabilities_json;
+	const char *expect_json;    /* expected markers (JSON array) or NULL */
 	const char *verification;   /* "verified", "unverified", "not-required" */
 	const char *verification_detail;
 	const char *error;
@@ -135,6 +136,26 @@ long store_count(struct store *s, const char *table);
 
 /* Runs one read-only query and prints each row as tab-separated text. */
 int store_dump_query(struct store *s, const char *sql);
+
+/* Replaces an environment's fingerprint and identities. */
+int store_environment_update(struct store *s, int64_t id,
+			     const char *fingerprint_json,
+			     const char *identity, const char *base_identity);
+
+/* Appends the bundle.json (compact) of session sid to out. */
+struct buf;
+int store_session_bundle_json(struct store *s, int64_t sid, struct buf *out);
+
+/*
+ * Calls fn for every raw file of the session's runs (stdout, stderr)
+ * with its bundle-relative name, recorded SHA-256 and stored text. Stops
+ * at the first non-zero return and returns it.
+ */
+int store_session_files(struct store *s, int64_t sid,
+			int (*fn)(void *ctx, const char *name,
+				  const char *sha256, const char *text,
+				  size_t len),
+			void *ctx);
 
 /* The hash cache, keyed by (dev, ino, size, mtime_ns). */
 int store_hash_cache_get(struct store *s, uint64_t dev, uint64_t ino,

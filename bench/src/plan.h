@@ -1,0 +1,72 @@
+#ifndef PLAN_H
+#define PLAN_H
+
+/*
+ * Plans (JSON, documented in README.md): models, targets, variants, the
+ * llama-bench arguments, processes per variant, order, seed, timeout.
+ * Unknown keys and wrong types are errors naming the key and its path.
+ * Everything in a struct plan is owned by it; plan_free() releases it.
+ */
+
+#include <stddef.h>
+
+struct plan_model {
+	char *name;      /* manifest name or free name */
+	char *label;     /* display name (manifest label, or name) */
+	char *path;      /* resolved file path */
+	char *sha256;    /* expected, or NULL when neither plan nor manifest has it */
+	long long model_size, n_params;   /* manifest facts, -1 unknown */
+};
+
+struct plan_target {
+	char *name;
+	char *transport;     /* "local" (ssh, lume, tart: see transport.h) */
+	char *host, *user, *vm;   /* remote transports */
+	char *llama_bench;   /* path on the target, or NULL */
+};
+
+struct plan_variant {
+	char *name;
+	char *target;
+	char *role;          /* bare-metal, stock, shim, or free (default "other") */
+	char **env_set;      /* "K=V", NULL-terminated */
+	char **env_unset;    /* names, NULL-terminated */
+	char *inject_lib;    /* library to inject, or NULL */
+	char *inject_sha256;
+	int inject_append;   /* append to an existing LD_PRELOAD/DYLD_INSERT_LIBRARIES */
+	char **expect;       /* markers, NULL-terminated */
+	size_t nexpect;
+};
+
+struct plan {
+	char *name;
+	char *json;          /* the plan as loaded, compact */
+	struct plan_model *models;
+	size_t nmodels;
+	struct plan_target *targets;
+	size_t ntargets;
+	struct plan_variant *variants;
+	size_t nvariants;
+	char *llama_bench;   /* llama_bench.path, or NULL */
+	char **args;         /* llama-bench arguments (no -m, no -o), NULL-terminated */
+	int processes;       /* per variant and model, K >= 1 */
+	int interleaved;     /* 1 interleaved (default), 0 grouped */
+	unsigned long long seed;
+	int seed_given;
+	double timeout;      /* per process, seconds */
+};
+
+/*
+ * Loads a plan from path. Model entries naming a manifest model take its
+ * path, SHA-256 and facts (models_dir: where manifest files live, NULL
+ * for "models"). Returns 0, or -1 after error().
+ */
+int plan_load(const char *path, const char *models_dir, struct plan *p);
+/* The same from a JSON text; `name` is used in messages. */
+int plan_parse(const char *text, size_t len, const char *name,
+	       const char *models_dir, struct plan *p);
+void plan_free(struct plan *p);
+
+const struct plan_target *plan_target(const struct plan *p, const char *name);
+
+#endif

@@ -1,0 +1,143 @@
+#!/bin/bash
+# `shimbench run` with the real llama-bench on a tiny synthetic model:
+# interleaved variants with injection, verification, failures, bundles.
+. "$(dirname "$0")/lib.sh"
+
+LB=$TOP/.llama/bin/llama-bench
+if [ ! -x "$LB" ]; then
+	skip "run: the real llama-bench is not provisioned (make llama-bench)"
+	test_done; exit $?
+fi
+export LLAMA_BENCH=$LB
+LIB=$T_BUILD/t/helpers/libmarker.so
+FAKE=$FIXTURES/fake-llama-bench
+DB=$WORK/run.db
+MODEL="$WORK/tiny model.gguf"     # a space in the path on purpose
+count() { sqlite3 "$DB" "$1"; }
+
+expect_code 0 "synthesize the tiny model" "$SHIMBENCH" models synth tiny -o "$MODEL"
+LIBSHA=$(sha256sum "$LIB" | cut -d' ' -f1)
+ARGS='"llama_bench":{"args":["-p","32","-n","8","-r","3","-t","2"]}'
+
+# 1. The minimal plan shape from the issue stays valid.
+cat >"$WORK/minimal.json" <<JSON
+{"models":[{"name":"tiny","path":"$MODEL"}], "targets":{"here":{"transport":"local"}}, "variants":[{"name":"plain","target":"here"}], "llama_bench":{"args":["-p","64","-n","16","-r","3"]}, "processes":2}
+JSON
+expect_code 0 "minimal plan runs" "$SHIMBENCH" --db "$WORK/min.db" --quiet run --bundle "$WORK/min" "$WORK/minimal.json"
+
+# 2. Two variants, K=2 interleaved, one with an injected library that
+#    must leave its marker.
+cat >"$WORK/two.json" <<JSON
+{"name":"two-variants",
+ "models":[{"name":"tiny","path":"$MODEL"}],
+ "targets":{"here":{"transport":"local"}},
+ "variants":[
+   {"name":"plain","target":"here","role":"stock"},
+   {"name":"preload","target":"here","role":"shim",
+    "inject":{"library":"$LIB","sha256":"$LIBSHA","env":{"SHIMBENCH_TEST_MARKER_QUIET":"0"}},
+    "expect":["[shimbench-test-preload] Enabled for"]}],
+ $ARGS, "processes":2, "order":"interleaved", "seed":7}
+JSON
+expect_code 0 "two-variant plan runs" "$SHIMBENCH" --db "$DB" run --bundle "$WORK/b2" "$WORK/two.json"
+grep_in "$WORK/err" "4 processes, interleaved order, seed 7" "schedule and seed announced"
+[ "$(count 'select count(*) from runs')" = 4 ] && ok "4 runs stored" || not_ok "runs: $(count 'select count(*) from runs')"
+[ "$(count 'select count(*) from results')" = 8 ] && ok "8 results (pp32, tg8 per run)" || not_ok "results"
+[ "$(count 'select count(*) from samples')" = 24 ] && ok "24 samples" || not_ok "samples"
+[ "$(count "select count(*) from runs where variant='preload' and verification='verified'")" = 2 ] \
+	&& ok "injected runs verified" || not_ok "injected runs not verified"
+[ "$(count "select count(*) from runs where variant='preload' and env_json like '%LD_PRELOAD%'")" = 2 ] \
+	&& ok "LD_PRELOAD recorded in the run's environment" || not_ok "no LD_PRELOAD"
+order=$(count "select group_concat(variant, ' ') from (select variant from runs order by seq)")
+case "$order" in
+"plain preload plain preload"|"preload plain preload plain"|"plain preload preload plain"|"preload plain plain preload")
+	ok "interleaved: each round runs every variant ($order)" ;;
+*) not_ok "not interleaved: $order" ;;
+esac
+[ "$(count "select status from sessions")" = ok ] && ok "session ok" || not_ok "session status"
+count "select fingerprint_json from environments" | grep -q '"llama_build":"b' && ok "fingerprint has the llama.cpp build" || not_ok "no llama_build"
+grep_in "$WORK/out" "| tiny (llama.cpp) | pp32" "report printed"
+grep_in "$WORK/out" "×" "ratio shown"
+check "bundle SHA256SUMS verifies" sh -c "cd '$WORK/b2' && sha256sum -c --quiet SHA256SUMS"
+expect_code 0 "bundle imports into an empty store" "$SHIMBENCH" --db "$WORK/rt.db" import "$WORK/b2"
+"$SHIMBENCH" --db "$DB" report --format csv >"$WORK/a.csv"
+"$SHIMBENCH" --db "$WORK/rt.db" report --format csv >"$WORK/b.csv"
+check "round trip gives the identical report" cmp -s "$WORK/a.csv" "$WORK/b.csv"
+expect_code 0 "export of the session" "$SHIMBENCH" --db "$DB" export 1 "$WORK/exp"
+check "exported raw files equal the run's" diff -r "$WORK/b2/runs" "$WORK/exp/runs"
+
+# 3. A marker that never appears: unverified, excluded, exit 1.
+sed 's/"SHIMBENCH_TEST_MARKER_QUIET":"0"/"SHIMBENCH_TEST_MARKER_QUIET":"1"/; s/"processes":2/"processes":1/' \
+	"$WORK/two.json" >"$WORK/quiet.json"
+expect_code 1 "missing marker fails the session" "$SHIMBENCH" --db "$DB" run --bundle "$WORK/b3" "$WORK/quiet.json"
+grep_in "$WORK/err" "injection not verified: missing marker '[shimbench-test-preload] Enabled for'" "says what was missing"
+grep_in "$WORK/err" "likely causes" "says the likely causes"
+grep_in "$WORK/out" "Excluded: injection not verified" "report lists the unverified run apart"
+[ "$(count "select status from sessions where id=2")" = failed ] && ok "session 2 failed" || not_ok "session 2 status"
+
+# 4. A library with the wrong hash: refused before any process starts.
+before=$(count "select count(*) from runs")
+sed "s/$LIBSHA/$(printf '0%.0s' $(seq 64))/" "$WORK/two.json" >"$WORK/badlib.json"
+expect_code 1 "wrong library hash refused" "$SHIMBENCH" --db "$DB" run --bundle "$WORK/b4" "$WORK/badlib.json"
+grep_in "$WORK/err" "refusing to run" "says it refused"
+[ "$(count "select count(*) from runs")" = "$before" ] && ok "no process started" || not_ok "runs were stored"
+[ ! -e "$WORK/b4" ] && ok "no bundle written" || not_ok "bundle written"
+
+# 5. llama-bench that crashes, hangs or prints garbage: recorded, the
+#    session goes on, and fails.
+cat >"$WORK/bad.json" <<JSON
+{"models":[{"name":"tiny","path":"$MODEL"}],
+ "targets":{"segv":{"llama_bench":"$FAKE/segv.sh"},
+            "hang":{"llama_bench":"$FAKE/hang.sh"},
+            "garbage":{"llama_bench":"$FAKE/garbage.sh"},
+            "real":{}},
+ "variants":[{"name":"segv","target":"segv"},{"name":"hang","target":"hang"},
+             {"name":"garbage","target":"garbage"},{"name":"real","target":"real"}],
+ $ARGS, "order":"grouped", "timeout":2}
+JSON
+expect_code 1 "crash, hang and garbage fail the session" "$SHIMBENCH" --db "$DB" run --bundle "$WORK/b5" "$WORK/bad.json"
+st() { count "select status || '|' || coalesce(signal,'') || '|' || timed_out from runs where session_id=(select max(id) from sessions) and variant='$1'"; }
+[ "$(st segv)" = "crashed|11|0" ] && ok "crash recorded with its signal" || not_ok "segv: $(st segv)"
+[ "$(st hang)" = "timeout|15|1" ] || [ "$(st hang)" = "timeout|9|1" ] && ok "hang recorded as timeout" || not_ok "hang: $(st hang)"
+[ "$(st garbage)" = "failed|0|0" ] && ok "garbage recorded as failed" || not_ok "garbage: $(st garbage)"
+[ "$(st real)" = "ok|0|0" ] && ok "the session went on to the real run" || not_ok "real: $(st real)"
+count "select error from runs where variant='garbage'" | grep -q "unparseable output" && ok "garbage cause recorded" || not_ok "garbage cause"
+grep_in "$WORK/err" "killed by signal 11" "crash cause reported"
+
+# 6. Plans with mistakes: errors that name the key and its path.
+echo '{"models":[{"name":"t","path":"/x"}],"targets":{"h":{}},"variants":[{"name":"v","target":"h","inejct":{}}]}' >"$WORK/typo.json"
+expect_code 2 "unknown key in a plan" "$SHIMBENCH" --db "$DB" run "$WORK/typo.json"
+grep_in "$WORK/err" "unknown key 'variants[0].inejct'" "names the key and its path"
+echo '{"models":[{"name":"t","path":"/x"}],"targets":{"h":{}},"variants":[{"name":"v","target":"h"}],"processes":"2"}' >"$WORK/type.json"
+expect_code 2 "wrong type in a plan" "$SHIMBENCH" --db "$DB" run "$WORK/type.json"
+grep_in "$WORK/err" "'processes' must be an integer" "names the key"
+echo '{"models":[{"name":"t","path":"/x"}],"targets":{"h":{}},"variants":[{"name":"v","target":"nowhere"}]}' >"$WORK/tgt.json"
+expect_code 2 "unknown target" "$SHIMBENCH" --db "$DB" run "$WORK/tgt.json"
+
+# 7. A model whose hash does not match: its runs are skipped, exit 1.
+sed "s|\"path\":\"$MODEL\"|\"path\":\"$MODEL\",\"sha256\":\"$(printf 'a%.0s' $(seq 64))\"|" "$WORK/minimal.json" >"$WORK/badmodel.json"
+expect_code 1 "model hash mismatch fails the session" "$SHIMBENCH" --db "$WORK/bm.db" run --bundle "$WORK/b7" "$WORK/badmodel.json"
+grep_in "$WORK/err" "skipping its runs" "says the model's runs are skipped"
+[ "$(sqlite3 "$WORK/bm.db" 'select count(*) from runs')" = 0 ] && ok "no run of the bad model" || not_ok "bad model ran"
+
+# 8. SIGINT stops the current child, keeps completed runs, stores the
+#    session as interrupted and exits non-zero.
+cat >"$WORK/int.json" <<JSON
+{"models":[{"name":"tiny","path":"$MODEL"}],
+ "targets":{"real":{},"hang":{"llama_bench":"$FAKE/hang.sh"}},
+ "variants":[{"name":"real","target":"real"},{"name":"hang","target":"hang"}],
+ $ARGS, "order":"grouped", "timeout":60}
+JSON
+"$SHIMBENCH" --db "$WORK/int.db" run --bundle "$WORK/b8" "$WORK/int.json" >"$WORK/out" 2>"$WORK/err" &
+pid=$!
+for _ in $(seq 100); do
+	grep -q "run 1/2" "$WORK/err" 2>/dev/null && break
+	sleep 0.2
+done
+sleep 0.5
+kill -INT "$pid"
+wait "$pid"; rc=$?
+[ "$rc" = 130 ] && ok "interrupted run exits 130" || not_ok "interrupted run exit $rc"
+[ "$(sqlite3 "$WORK/int.db" 'select status from sessions')" = interrupted ] && ok "session stored as interrupted" || not_ok "session not interrupted"
+[ "$(sqlite3 "$WORK/int.db" "select status from runs where variant='real'")" = ok ] && ok "completed run kept" || not_ok "completed run lost"
+pgrep -f "$FAKE/hang.sh" >/dev/null && not_ok "hanging child left behind" || ok "no child left behind"
+test_done
