@@ -6,12 +6,12 @@
 #include "proc.h"
 #include "store.h"
 #include "synth.h"
+#include "tools.h"
 #include "util.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +47,8 @@ const char usage_models[] =
 	"  --type T       synth tensor type for the weights (default f16)\n"
 	"  --seed N       synth PRNG seed (default 0)\n"
 	"  --quantize T   synth, then llama-quantize to T (found as\n"
-	"                 $SHIMBENCH_LLAMA_QUANTIZE, .llama/bin/llama-quantize\n"
-	"                 or llama-quantize on PATH)\n"
+	"                 $LLAMA_QUANTIZE, on PATH, or .llama/bin/llama-quantize\n"
+	"                 from 'make llama-bench')\n"
 	"  --dir DIR      verify: where model files are (default models)\n"
 	"  --manifest P   verify: manifest (default $SHIMBENCH_MANIFEST or\n"
 	"                 models/manifest.json)\n"
@@ -264,48 +264,24 @@ done:
 	return EXIT_OK;
 }
 
-/*
- * llama-quantize: $SHIMBENCH_LLAMA_QUANTIZE, the private prefix's wrapper
- * (.llama/bin beside the build directory of this binary, or under the
- * current directory), else the name for a PATH search.
- */
-static char *
-find_llama_quantize(void)
-{
-	const char *env = getenv("SHIMBENCH_LLAMA_QUANTIZE");
-	char self[PATH_MAX];
-	ssize_t n;
-
-	if (env && *env)
-		return xstrdup(env);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		char *slash, *cand;
-		self[n] = '\0';
-		/* build/shimbench -> the repository root */
-		if ((slash = strrchr(self, '/')))
-			*slash = '\0';
-		if ((slash = strrchr(self, '/')))
-			*slash = '\0';
-		cand = xstrfmt("%s/.llama/bin/llama-quantize", self);
-		if (access(cand, X_OK) == 0)
-			return cand;
-		free(cand);
-	}
-	if (access(".llama/bin/llama-quantize", X_OK) == 0)
-		return xstrdup(".llama/bin/llama-quantize");
-	return xstrdup("llama-quantize");
-}
-
 static int
 run_quantize(const char *in, const char *out, const char *qtype, int quiet)
 {
-	char *prog = find_llama_quantize();
-	const char *argv[] = { prog, in, out, qtype, NULL };
+	struct tool t = TOOL_INIT;
+	const char *argv[5];
 	struct proc p = PROC_INIT;
 	struct buf why = BUF_INIT;
+	const char *prog;
 	int ret = EXIT_OK;
 
+	if (tool_find("llama-quantize", NULL, &t) < 0)
+		return EXIT_ENV;
+	prog = t.path;
+	argv[0] = prog;
+	argv[1] = in;
+	argv[2] = out;
+	argv[3] = qtype;
+	argv[4] = NULL;
 	p.argv = argv;
 	p.mem_cap = 64 << 10;
 	if (!quiet)
@@ -314,8 +290,7 @@ run_quantize(const char *in, const char *out, const char *qtype, int quiet)
 		ret = EXIT_ENV;
 	} else if (p.exec_errno) {
 		error("cannot run '%s': %s (run 'make llama-bench' or set "
-		      "$SHIMBENCH_LLAMA_QUANTIZE)", prog,
-		      strerror(p.exec_errno));
+		      "$LLAMA_QUANTIZE)", prog, strerror(p.exec_errno));
 		ret = EXIT_ENV;
 	} else if (p.status != 0) {
 		const char *tail = p.err.buf;
@@ -328,7 +303,7 @@ run_quantize(const char *in, const char *out, const char *qtype, int quiet)
 	}
 	proc_release(&p);
 	buf_release(&why);
-	free(prog);
+	tool_release(&t);
 	return ret;
 }
 

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "manifest.h"
 #include "hash.h"
+#include "tools.h"
 #include "util.h"
 
 #include <cjson/cJSON.h>
@@ -11,9 +12,21 @@
 const char *
 manifest_default_path(void)
 {
+	static char *beside_exe;
 	const char *p = getenv("SHIMBENCH_MANIFEST");
+	char *dir;
 
-	return p && *p ? p : "models/manifest.json";
+	if (p && *p)
+		return p;
+	if (file_exists("models/manifest.json"))
+		return "models/manifest.json";
+	/* build/shimbench -> <repository>/models/manifest.json */
+	if (!beside_exe && (dir = tool_exe_dir())) {
+		beside_exe = xstrfmt("%s/../models/manifest.json", dir);
+		free(dir);
+	}
+	return beside_exe && file_exists(beside_exe) ? beside_exe :
+		"models/manifest.json";
 }
 
 static char *

@@ -34,7 +34,11 @@ struct manifest {
 	struct manifest_model *models;
 };
 
-/* The manifest path: $SHIMBENCH_MANIFEST, else models/manifest.json. */
+/*
+ * The manifest path: $SHIMBENCH_MANIFEST, else models/manifest.json in
+ * the current directory, else the one of the repository this binary was
+ * built in (<exe dir>/../models/manifest.json).
+ */
 const char *manifest_default_path(void);
 
 /*

@@ -327,7 +327,7 @@ test_truncated_everywhere(void)
 	build_valid(&b, &l);
 	/* Every prefix shorter than the whole file is an error. */
 	for (k = 0; k < b.len; k++) {
-		if (read_bytes(b.buf, k, k <= l.hdr_end + 8) < 0)
+		if (read_bytes(b.buf, k, k <= l.hdr_end + 8 && k % 4 == 0) < 0)
 			bad++;
 		if (strstr(error_last(), "offset "))
 			named++;
@@ -431,7 +431,7 @@ test_random_corruption(void)
 			c.buf[at] = (char)(i % 3 == 0 ? 0xff : i % 3 == 1 ?
 					   0 : (int)(x >> 20));
 		}
-		if (read_bytes(c.buf, c.len, i < 200) < 0) {
+		if (read_bytes(c.buf, c.len, i < 40) < 0) {
 			errors++;
 			if (!strstr(error_last(), "offset "))
 				unnamed++;
