@@ -46,7 +46,4 @@ extern const char usage_doctor[];
 int cmd_shim(int argc, char **argv, struct cmd_ctx *ctx);
 extern const char usage_shim[];
 
-int cmd_compare(int argc, char **argv, struct cmd_ctx *ctx);
-extern const char usage_compare[];
-
 #endif

@@ -16,7 +16,6 @@ static const struct command commands[] = {
 	{ "export", cmd_export, "write a stored session as an evidence bundle", usage_export },
 	{ "import", cmd_import, "ingest evidence bundles or raw llama-bench files", usage_import },
 	{ "report", cmd_report, "speedup and percent-of-bare-metal tables", usage_report },
-	{ "compare", cmd_compare, "per-workload ratio with bootstrap CI, p-value and verdict", usage_compare },
 	{ "reproduce", cmd_reproduce, "compare stored runs with the published figures", usage_reproduce },
 	{ "models", cmd_models, "GGUF facts, synthetic models, manifest verification, hashing", usage_models },
 	{ "shim", cmd_shim, "a LaunchAgent that runs one server with the capability shim", usage_shim },
