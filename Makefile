@@ -50,6 +50,7 @@ LIB_OBJS += tools.o
 LIB_OBJS += plan.o
 LIB_OBJS += transport.o
 # compare, gate, history
+LIB_OBJS += compare.o
 
 # Subcommands.
 CMD_OBJS =
@@ -60,6 +61,8 @@ CMD_OBJS += cmd-run.o
 CMD_OBJS += cmd-export.o
 CMD_OBJS += cmd-models.o
 CMD_OBJS += cmd-doctor.o
+# compare, gate, history
+CMD_OBJS += cmd-compare.o
 
 # shim: the plist writer and `shimbench shim`. The shim itself, its
 # tests and the Mach-O cross-check live in shim/Makefile; make check
@@ -116,7 +119,7 @@ test: check
 llama-bench:
 	@sh bench/scripts/llama-bench.sh
 
-demo: deps $(BIN)
+demo: deps llama-bench $(BIN)
 	@sh bench/scripts/demo.sh
 
 install: $(BIN)

@@ -574,6 +574,7 @@ static const struct {
 	{ "identity", "e.identity" },
 	{ "base_identity", "e.base_identity" },
 	{ "kind", "s.kind" },
+	{ "label", "s.label" },
 	{ "build", "x.build_commit" },
 };
 
@@ -1012,4 +1013,120 @@ store_hash_cache_put(struct store *s, uint64_t dev, uint64_t ino,
 	ret = step_done(s, st, "hash cache store");
 	s->nErr = 0;
 	return ret;
+}
+
+/* noise calibration and gate queries (compare/gate) */
+
+int
+store_noise_add(struct store *s, const struct noise_rec *r)
+{
+	char now[21];
+	sqlite3_stmt *st = prepare(s,
+		"INSERT INTO noise(identity, target, model, test, session_id,"
+		" processes, samples, within_cv, between_cv, mde, created_at,"
+		" details_json) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)");
+
+	if (!st)
+		return -1;
+	utc_now(now);
+	bind_text(st, 1, r->identity);
+	bind_text(st, 2, r->target);
+	bind_text(st, 3, r->model);
+	bind_text(st, 4, r->test);
+	bind_id(st, 5, r->session_id);
+	sqlite3_bind_int(st, 6, r->processes);
+	sqlite3_bind_int(st, 7, r->samples);
+	sqlite3_bind_double(st, 8, r->within_cv);
+	sqlite3_bind_double(st, 9, r->between_cv);
+	sqlite3_bind_double(st, 10, r->mde);
+	bind_text(st, 11, now);
+	bind_text(st, 12, r->details_json);
+	return insert_id(s, st, "add noise calibration", NULL);
+}
+
+int
+store_noise_get(struct store *s, const char *identity, const char *model,
+		const char *test, double *between, double *within,
+		int64_t *session)
+{
+	sqlite3_stmt *st = prepare(s,
+		"SELECT between_cv, within_cv, coalesce(session_id,0)"
+		" FROM noise WHERE identity=?1 AND test=?2"
+		" ORDER BY (model IS ?3) DESC, id DESC LIMIT 1");
+	int rc, found = 0;
+
+	if (!st)
+		return -1;
+	bind_text(st, 1, identity);
+	bind_text(st, 2, test);
+	bind_text(st, 3, model);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*between = sqlite3_column_double(st, 0);
+		*within = sqlite3_column_double(st, 1);
+		if (session)
+			*session = sqlite3_column_int64(st, 2);
+		found = 1;
+	} else if (rc != SQLITE_DONE) {
+		found = db_error(s, "noise lookup");
+	}
+	sqlite3_finalize(st);
+	s->nErr = 0;
+	return found;
+}
+
+int
+store_environment_base(struct store *s, int64_t env_id, char **base,
+		       char **os_build)
+{
+	sqlite3_stmt *st = prepare(s,
+		"SELECT coalesce(base_identity,''), coalesce(os_build,'')"
+		" FROM environments WHERE id=?1");
+	int rc, found = 0;
+
+	*base = *os_build = NULL;
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, env_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*base = col_text(st, 0);
+		*os_build = col_text(st, 1);
+		found = 1;
+	} else if (rc != SQLITE_DONE) {
+		found = db_error(s, "environment lookup");
+	}
+	sqlite3_finalize(st);
+	s->nErr = 0;
+	return found;
+}
+
+int
+store_latest_session_base(struct store *s, const char *base,
+			  const char *os_build, int64_t exclude,
+			  int64_t *session)
+{
+	sqlite3_stmt *st = prepare(s,
+		"SELECT e.session_id FROM environments e"
+		" JOIN sessions x ON x.id=e.session_id"
+		" WHERE e.base_identity=?1 AND coalesce(e.os_build,'') IS NOT ?2"
+		" AND e.session_id<>?3"
+		" ORDER BY x.started_at DESC, x.id DESC LIMIT 1");
+	int rc, found = 0;
+
+	if (!st)
+		return -1;
+	bind_text(st, 1, base);
+	bind_text(st, 2, os_build);
+	sqlite3_bind_int64(st, 3, exclude);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*session = sqlite3_column_int64(st, 0);
+		found = 1;
+	} else if (rc != SQLITE_DONE) {
+		found = db_error(s, "baseline lookup");
+	}
+	sqlite3_finalize(st);
+	s->nErr = 0;
+	return found;
 }
