@@ -1,0 +1,227 @@
+/* Statistics of compare and gate: values checked against textbook and
+ * scipy results, seeded reproducibility, the gate's decisions. */
+#include "test.h"
+#include "compare.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static void
+test_normal(void)
+{
+	CHECK_NEAR(cmp_norm_cdf(0), 0.5, 1e-12);
+	CHECK_NEAR(cmp_norm_cdf(1.959963984540054), 0.975, 1e-9);
+	CHECK_NEAR(cmp_norm_quantile(0.975), 1.959963984540054, 1e-9);
+	CHECK_NEAR(cmp_norm_quantile(0.995), 2.5758293035489, 1e-9);
+	CHECK_NEAR(cmp_norm_quantile(0.05), -1.6448536269514722, 1e-9);
+	CHECK_NEAR(cmp_norm_quantile(1e-6), -4.753424308822899, 1e-8);
+}
+
+static void
+test_mwu(void)
+{
+	double a[] = { 1, 2, 3, 4, 5 }, b[] = { 6, 7, 8, 9, 10 };
+	double c[] = { 1, 2, 2, 3, 3, 3 }, d[] = { 2, 3, 4, 4, 5 };
+
+	/* scipy.stats.mannwhitneyu(a, b, method='asymptotic') */
+	CHECK_NEAR(cmp_mwu_p(a, 5, b, 5), 0.012185, 1e-5);
+	CHECK_NEAR(cmp_mwu_p(b, 5, a, 5), 0.012185, 1e-5);
+	CHECK_NEAR(cmp_mwu_p(a, 5, a, 5), 1, 1e-12);
+	/* with ties (tie-corrected variance 27.9545, U 24.5): computed
+	 * independently in Python from the textbook formula */
+	CHECK_NEAR(cmp_mwu_p(c, 6, d, 5), 0.0887137, 1e-6);
+	CHECK(cmp_mwu_p(a, 0, b, 5) == 1);
+}
+
+static void
+test_hl(void)
+{
+	double a[] = { 1, 2, 3 }, b[] = { 11, 12, 13, 14 };
+
+	/* pairwise differences 8..13; their median is 10.5 */
+	CHECK_NEAR(cmp_hl_shift(a, 3, b, 4), 10.5, 1e-12);
+	CHECK_NEAR(cmp_hl_shift(b, 4, a, 3), -10.5, 1e-12);
+}
+
+/* n processes of r samples: mean m, process offsets, within noise. */
+static void
+make_side(struct cmp_side *s, struct cmp_rng *g, int k, int r, double m,
+	  double between, double within, int64_t id0)
+{
+	double x[64];
+	int i, j;
+
+	for (i = 0; i < k; i++) {
+		double p = m * exp(between * cmp_rng_normal(g));
+
+		for (j = 0; j < r; j++)
+			x[j] = p * (1 + within * cmp_rng_normal(g));
+		cmp_side_add(s, id0 + i, x, (size_t)r);
+	}
+}
+
+static void
+test_bootstrap_seeded(void)
+{
+	struct cmp_side a = { 0 }, b = { 0 };
+	struct cmp_rng g;
+	struct cmp_opts o = CMP_OPTS_INIT;
+	struct cmp_result r1, r2, r3;
+
+	cmp_rng_seed(&g, 7);
+	make_side(&a, &g, 3, 10, 100, 0.03, 0.05, 1);
+	make_side(&b, &g, 3, 10, 80, 0.03, 0.05, 10);
+	CHECK(cmp_compute(&a, &b, &o, &r1) == 0);
+	CHECK(cmp_compute(&a, &b, &o, &r2) == 0);
+	CHECK(r1.ci_lo == r2.ci_lo && r1.ci_hi == r2.ci_hi && r1.se == r2.se);
+	o.seed = 99;
+	CHECK(cmp_compute(&a, &b, &o, &r3) == 0);
+	CHECK(r3.ci_lo != r1.ci_lo);
+	CHECK(r1.ci_lo < r1.ratio && r1.ratio < r1.ci_hi);
+	CHECK(r1.ci_hi < 1);
+	CHECK(r1.noise == NOISE_OBSERVED);
+	CHECK(r1.ka == 3 && r1.na == 30);
+	CHECK_STR(cmp_verdict(&r1, 0.05), "slower");
+	cmp_side_release(&a);
+	cmp_side_release(&b);
+}
+
+static void
+test_cv(void)
+{
+	struct cmp_side s = { 0 };
+	double p1[] = { 90, 100, 110 }, p2[] = { 180, 200, 220 };
+	double w, bt;
+
+	cmp_side_add(&s, 1, p1, 3);
+	cmp_side_cv(&s, &w, &bt);
+	CHECK_NEAR(w, 0.1, 1e-12);
+	CHECK(bt == -1);
+	cmp_side_add(&s, 2, p2, 3);
+	cmp_side_cv(&s, &w, &bt);
+	CHECK_NEAR(w, 0.1, 1e-12);
+	/* log medians differ by log 2: sd = log2/sqrt2; minus pi/2*0.01/3 */
+	CHECK_NEAR(bt, sqrt(log(2) * log(2) / 2 - 3.14159265358979 / 2 * 0.01 / 3), 1e-9);
+	cmp_side_release(&s);
+}
+
+static void
+test_paired(void)
+{
+	struct cmp_side a = { 0 };
+	double x[] = { 10, 11, 12 };
+	struct cmp_opts o = CMP_OPTS_INIT;
+	struct cmp_result r;
+	struct gate_decision d;
+
+	cmp_side_add(&a, 5, x, 3);
+	CHECK(cmp_compute(&a, &a, &o, &r) == 0);
+	CHECK(r.noise == NOISE_PAIRED && r.ratio == 1 && r.se == 0);
+	gate_decide(&r, 0.05, 0.005, GATE_PROVE, &d);
+	CHECK(d.verdict == GATE_PASS);
+	cmp_side_release(&a);
+}
+
+/* A single process per side: the calibrated effect widens the CI. */
+static void
+test_calibrated_floor(void)
+{
+	struct cmp_side a = { 0 }, b = { 0 };
+	struct cmp_rng g;
+	struct cmp_opts o = CMP_OPTS_INIT;
+	struct cmp_result r0, r1;
+
+	cmp_rng_seed(&g, 3);
+	make_side(&a, &g, 1, 10, 100, 0, 0.01, 1);
+	make_side(&b, &g, 1, 10, 100, 0, 0.01, 2);
+	o.between_cv = 0;
+	CHECK(cmp_compute(&a, &b, &o, &r0) == 0);
+	o.between_cv = 0.05;
+	CHECK(cmp_compute(&a, &b, &o, &r1) == 0);
+	CHECK(r1.noise == NOISE_CALIBRATED);
+	/* sd of the difference of two N(0, 0.05): 0.0707 */
+	CHECK(r1.se > 0.06 && r1.se < 0.08);
+	CHECK(r0.se < 0.01);
+	o.between_cv = -1;
+	CHECK(cmp_compute(&a, &b, &o, &r0) == 0);
+	CHECK(r0.noise == NOISE_ASSUMED);
+	cmp_side_release(&a);
+	cmp_side_release(&b);
+}
+
+static void
+test_gate(void)
+{
+	struct cmp_result r = { 0 };
+	struct gate_decision d;
+
+	r.ka = r.kb = 1;
+	/* 20 % slower with se 2 %: a regression in both modes */
+	r.ratio = 0.8;
+	r.se = 0.02;
+	gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+	CHECK(d.verdict == GATE_REGRESSION);
+	gate_decide(&r, 0.05, 0.005, GATE_PROVE, &d);
+	CHECK(d.verdict == GATE_REGRESSION);
+	/* 3 % slower, confidently, but within the 5 % threshold */
+	r.ratio = 0.97;
+	r.se = 0.005;
+	gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+	CHECK(d.verdict == GATE_PASS);
+	gate_decide(&r, 0.05, 0.005, GATE_PROVE, &d);
+	CHECK(d.verdict == GATE_PASS);
+	/* no change, se 4 %: 5 % cannot be resolved (z·se = 10 %) */
+	r.ratio = 1;
+	r.se = 0.04;
+	gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+	CHECK(d.verdict == GATE_INCONCLUSIVE && d.below_floor);
+	/* se(K) = 0.04/sqrt(K) <= 0.0513/2.576 -> K >= 4.03 -> 5 */
+	CHECK(d.need_k == 5);
+	CHECK(d.mde > 0.1);
+	gate_decide(&r, 0.25, 0.005, GATE_DETECT, &d);
+	CHECK(d.verdict == GATE_PASS);
+	/* the MDE at 95 % power: max(z·se, t) + 1.645·se */
+	CHECK_NEAR(d.mde, 1 - exp(-(-log(0.75) + 1.6448536 * 0.04)), 1e-6);
+}
+
+/* A/A with a known process effect: false alarms stay under alpha. */
+static void
+test_aa_rate(void)
+{
+	struct cmp_rng g;
+	struct cmp_opts o = CMP_OPTS_INIT;
+	int i, alarms = 0, trials = 200;
+
+	cmp_rng_seed(&g, 11);
+	o.boot = 400;
+	o.between_cv = 0.05;
+	for (i = 0; i < trials; i++) {
+		struct cmp_side a = { 0 }, b = { 0 };
+		struct cmp_result r;
+		struct gate_decision d;
+
+		make_side(&a, &g, 1, 10, 100, 0.05, 0.05, 1);
+		make_side(&b, &g, 1, 10, 100, 0.05, 0.05, 2);
+		CHECK(cmp_compute(&a, &b, &o, &r) == 0);
+		gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+		alarms += d.verdict == GATE_REGRESSION;
+		cmp_side_release(&a);
+		cmp_side_release(&b);
+	}
+	CHECK(alarms <= 4);
+}
+
+static const struct test_case tests[] = {
+	{ "normal cdf and quantile", test_normal },
+	{ "mann-whitney u", test_mwu },
+	{ "hodges-lehmann", test_hl },
+	{ "seeded hierarchical bootstrap", test_bootstrap_seeded },
+	{ "within and between cv", test_cv },
+	{ "identical processes", test_paired },
+	{ "calibrated floor for one process", test_calibrated_floor },
+	{ "gate decisions", test_gate },
+	{ "a/a false alarms", test_aa_rate },
+};
+
+TEST_MAIN(tests)
