@@ -1,2 +1,9 @@
 # Extra dependency lines: CHECK DEBIAN-PACKAGE BREW-FORMULA (see deps.sh)
 c:python3                  python3               python3
+# shim: GNU Objective-C runtime (Linux hook tests), clang + lld + llvm
+# (Mach-O cross-check of the shim); macOS builds with Xcode's tools
+h:objc/runtime.h           libobjc-12-dev        -
+c:clang                    clang                 -
+c:ld64.lld-14              lld-14                -
+c:llvm-nm-14               llvm-14               -
+c:llvm-objdump-14          llvm-14               -
