@@ -64,7 +64,7 @@ launchagent(int argc, char **argv)
 
 	/* '+': stop at the first non-option, so nothing is permuted and
 	 * every program argument comes after "--". */
-	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'L': la.label = optarg; break;
 		case 'P': la.program = optarg; break;
