@@ -130,6 +130,8 @@ bad "library list" "contains ':'" \
 bad "missing --family-max" "are required" "${base[@]}"
 bad "argument without --" "unexpected argument 'stray' (program arguments go after --)" \
 	"${base[@]}" --family-max 1009 stray
+bad "option without its value" "option '--family-max' needs a value" \
+	"${base[@]}" --family-max
 bad "invalid UTF-8" "program argument 1 is not valid UTF-8" \
 	"${base[@]}" --family-max 1009 -- $'\xff'
 test_done
