@@ -503,10 +503,12 @@ gate_decide(const struct cmp_result *r, double threshold, double alpha,
 	d->below_floor = z * r->se > t;
 	if (lr + z * r->se < 0 && lr <= -t)
 		d->verdict = GATE_REGRESSION;
+	else if (lr - z * r->se > -t)   /* confidently within: both modes */
+		d->verdict = GATE_PASS;
 	else if (mode == GATE_DETECT)
 		d->verdict = d->below_floor ? GATE_INCONCLUSIVE : GATE_PASS;
 	else
-		d->verdict = lr - z * r->se > -t ? GATE_PASS : GATE_INCONCLUSIVE;
+		d->verdict = GATE_INCONCLUSIVE;
 	if (d->verdict != GATE_INCONCLUSIVE || r->se <= 0)
 		return;
 	/* detect: z·se(K) <= t; prove: likely (80 %) to pass when there

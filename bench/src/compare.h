@@ -95,9 +95,10 @@ const char *cmp_verdict(const struct cmp_result *r, double threshold);
  * (0.05 = 5 %); alpha: one-sided error rate (default 0.005).
  *   regression  confidently slower (upper bound of the ratio < 1) and
  *               the point estimate at least threshold slower
- *   pass        detect: not a regression and the threshold is at least
- *               the critical slowdown z·se the data can resolve;
- *               prove: the lower bound of the ratio is above 1-threshold
+ *   pass        the lower bound of the ratio is above 1-threshold (both
+ *               modes), or, detect only, not a regression and the
+ *               threshold is at least the critical slowdown z·se the
+ *               data can resolve
  *   inconclusive otherwise
  * mde: the true slowdown caught with 95 % power; need_k: processes per
  * side that would likely decide an inconclusive case (0 otherwise).
