@@ -298,7 +298,7 @@ run_one(struct run_state *st, const struct job *j, int seq, int total)
 	pr.argv = (const char *const *)tc.argv;
 	pr.env_set = (const char *const *)tc.env_set;
 	pr.env_unset = (const char *const *)tc.env_unset;
-	pr.timeout = p->timeout;
+	pr.timeout = t->timeout > 0 ? t->timeout : p->timeout;
 	pr.stdout_path = out_path;
 	pr.stderr_path = err_path;
 

@@ -184,10 +184,10 @@ static int
 load_targets(struct plan *p, const cJSON *obj)
 {
 	static const char *const keys[] = { "transport", "host", "user", "vm",
-					    "llama_bench", NULL };
+					    "llama_bench", "timeout", NULL };
 	static const char *const transports[] = { "local", "ssh", "lume",
 						  "tart", NULL };
-	const cJSON *t;
+	const cJSON *t, *v;
 
 	if (!cJSON_IsObject(obj) || !obj->child)
 		return error("plan: 'targets' must be a non-empty object");
@@ -212,6 +212,11 @@ load_targets(struct plan *p, const cJSON *obj)
 			return -1;
 		if (!pt->transport)
 			pt->transport = xstrdup("local");
+		v = cJSON_GetObjectItemCaseSensitive(t, "timeout");
+		if (v && (!cJSON_IsNumber(v) || v->valuedouble <= 0))
+			return error("plan: '%s.timeout' must be a positive "
+				     "number of seconds", path);
+		pt->timeout = v ? v->valuedouble : 0;
 		for (k = 0; transports[k]; k++)
 			if (!strcmp(pt->transport, transports[k]))
 				break;

@@ -23,6 +23,7 @@ struct plan_target {
 	char *transport;     /* "local" (ssh, lume, tart: see transport.h) */
 	char *host, *user, *vm;   /* remote transports */
 	char *llama_bench;   /* path on the target, or NULL */
+	double timeout;      /* per-process timeout here; 0: the plan's */
 };
 
 struct plan_variant {

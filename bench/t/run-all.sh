@@ -27,7 +27,7 @@ tally() {
 }
 
 selected() {
-	[ $# -eq 0 ] && return 0
+	[ $# -le 1 ] && return 0
 	name=$1; shift
 	for pat in "$@"; do
 		case "$name" in *"$pat"*) return 0 ;; esac

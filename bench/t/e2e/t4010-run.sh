@@ -87,12 +87,12 @@ grep_in "$WORK/err" "refusing to run" "says it refused"
 cat >"$WORK/bad.json" <<JSON
 {"models":[{"name":"tiny","path":"$MODEL"}],
  "targets":{"segv":{"llama_bench":"$FAKE/segv.sh"},
-            "hang":{"llama_bench":"$FAKE/hang.sh"},
+            "hang":{"llama_bench":"$FAKE/hang.sh","timeout":2},
             "garbage":{"llama_bench":"$FAKE/garbage.sh"},
             "real":{}},
  "variants":[{"name":"segv","target":"segv"},{"name":"hang","target":"hang"},
              {"name":"garbage","target":"garbage"},{"name":"real","target":"real"}],
- $ARGS, "order":"grouped", "timeout":2}
+ $ARGS, "order":"grouped", "timeout":120}
 JSON
 expect_code 1 "crash, hang and garbage fail the session" "$SHIMBENCH" --db "$DB" run --bundle "$WORK/b5" "$WORK/bad.json"
 st() { count "select status || '|' || coalesce(signal,'') || '|' || timed_out from runs where session_id=(select max(id) from sessions) and variant='$1'"; }
