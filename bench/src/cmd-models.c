@@ -35,8 +35,9 @@ const char usage_models[] =
 	"synth    writes a deterministic synthetic model of a known shape\n"
 	"         (same bytes on every machine); --quantize runs llama-quantize\n"
 	"         on it (Q4_K_M, Q4_0, ...). Shapes: see --list.\n"
-	"verify   checks model files against models/manifest.json (size and\n"
-	"         SHA-256, through the hash cache); exit 1 on a mismatch.\n"
+	"verify   checks model files against models/manifest.json: size, GGUF\n"
+	"         model_size and parameter count, and SHA-256 (through the\n"
+	"         hash cache); exit 1 on a mismatch.\n"
 	"hash     prints 'sha256  path' lines like sha256sum, through the\n"
 	"         store's hash cache: an unchanged file costs one stat.\n"
 	"\n"
@@ -427,7 +428,8 @@ static void
 say_verbose(const struct hash_job *j)
 {
 	if (j->cached) {
-		fprintf(stderr, "cached: %s\n", j->path);
+		fprintf(stderr, "cached: %s (stat and lookup: %.3f ms)\n",
+			j->path, j->seconds * 1e3);
 		return;
 	}
 	if (!j->ok)
@@ -501,6 +503,30 @@ models_hash(int argc, char **argv, struct cmd_ctx *ctx)
 	if (s)
 		store_close(s);
 	return ret < 0 ? EXIT_USAGE : EXIT_OK;
+}
+
+/*
+ * The GGUF header of path against the manifest's llama-bench figures
+ * (model_size, n_params); 0, or -1 after error() naming the file.
+ */
+static int
+check_facts(const struct manifest_model *mm, const char *path)
+{
+	struct gguf_file g;
+	int ret = 0;
+
+	if (gguf_read(path, &g) < 0)
+		return -1;
+	if (mm->model_size >= 0 && g.model_size != (uint64_t)mm->model_size)
+		ret = error("'%s' has model_size %" PRIu64 "; the manifest's "
+			    "'%s' has %" PRId64, path, g.model_size, mm->name,
+			    mm->model_size);
+	else if (mm->n_params >= 0 && g.n_params != (uint64_t)mm->n_params)
+		ret = error("'%s' has %" PRIu64 " parameters; the manifest's "
+			    "'%s' has %" PRId64, path, g.n_params, mm->name,
+			    mm->n_params);
+	gguf_free(&g);
+	return ret;
 }
 
 static int
@@ -587,8 +613,15 @@ models_verify(int argc, char **argv, struct cmd_ctx *ctx)
 			bad++;
 			continue;
 		}
+		if ((mm->model_size >= 0 || mm->n_params >= 0) &&
+		    check_facts(mm, paths[i]) < 0) {
+			line[i] = xstrfmt("MISMATCH  %s  %s", mm->name,
+					  paths[i]);
+			bad++;
+			continue;
+		}
 		if (!mm->sha256) {
-			line[i] = xstrfmt("unpinned  %s  %s (no sha256 in "
+			line[i] = xstrfmt("facts ok  %s  %s (no sha256 in "
 					  "the manifest)", mm->name, paths[i]);
 			continue;
 		}

@@ -353,6 +353,7 @@ hash_files_cached(struct store *s, struct hash_job *jobs, size_t n,
 
 	for (i = 0; i < n; i++) {
 		struct stat st;
+		double t0 = mono_now();
 
 		jobs[i].ok = jobs[i].cached = jobs[i].cacheable = 0;
 		jobs[i].err = NULL;
@@ -364,6 +365,7 @@ hash_files_cached(struct store *s, struct hash_job *jobs, size_t n,
 					 (int64_t)st.st_size, MTIME_NS(st),
 					 jobs[i].hex) == 1) {
 			jobs[i].ok = jobs[i].cached = 1;
+			jobs[i].seconds = mono_now() - t0;
 			continue;
 		}
 		todo[m] = jobs[i];

@@ -44,7 +44,8 @@ struct hash_job {
 	int cached;                /* 1 when hex came from the cache */
 	int cacheable;             /* 1 when hashed and stored in the cache */
 	uint64_t bytes;            /* bytes read (0 when cached) */
-	double seconds;            /* time spent reading and hashing */
+	double seconds;            /* time spent reading and hashing, or
+				      answering from the cache */
 	char *err;                 /* why it failed, or NULL */
 	/* The file's identity when it was hashed (private to hash.c). */
 	uint64_t dev, ino;

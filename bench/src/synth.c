@@ -270,12 +270,11 @@ int_scaled_f32(int32_t n, int e)
 {
 	uint32_t sign = n < 0 ? 0x80000000u : 0, m = n < 0 ? (uint32_t)-n :
 		(uint32_t)n;
-	int p = 0;
+	int p;
 
 	if (m == 0)
 		return sign;
-	while ((m >> p) > 1)
-		p++;
+	p = 31 - __builtin_clz(m);
 	/* m = 1.xxx * 2^p; value exponent p - e, mantissa exact (p < 24). */
 	return sign | ((uint32_t)(p - e + 127) << 23) |
 		((m << (23 - p)) & 0x7fffff);

@@ -92,6 +92,9 @@ grep_in "$WORK/err" "'$WORK/a/synth-tiny.gguf' has SHA-256 $s7" "error names the
 head -c 1000 "$WORK/b/seed7.gguf" > "$WORK/a/synth-tiny-f32.gguf"
 expect_code 1 "verify a file of the wrong size" "$SHIMBENCH" models verify --dir "$WORK/a" synth-tiny-f32
 grep_in "$WORK/err" "synth-tiny-f32.gguf' is 1000 bytes" "size mismatch names the file"
+cp "$WORK/b/synth-tiny.gguf" "$WORK/b/tinyllama-1.1b-chat-v1.0.Q4_K_M.gguf"
+expect_code 1 "verify a file with other GGUF facts" "$SHIMBENCH" models verify --dir "$WORK/b" tinyllama-1.1b-q4_k_m
+grep_in "$WORK/err" "has model_size 5248000; the manifest's 'tinyllama-1.1b-q4_k_m' has 667078656" "facts mismatch named before hashing"
 expect_code 1 "verify a missing named model" "$SHIMBENCH" models verify --dir "$WORK/a" tinyllama-1.1b-q4_k_m
 grep_in "$WORK/err" "tinyllama-1.1b-chat-v1.0.Q4_K_M.gguf' not found" "missing file named"
 expect_code 2 "verify an unknown name" "$SHIMBENCH" models verify nosuchmodel
