@@ -392,7 +392,18 @@ models_synth(int argc, char **argv, struct cmd_ctx *ctx)
 		goto cleanup;
 	}
 	if (quant) {
-		ret = run_quantize(tmp, out, quant, ctx->quiet);
+		/* Into a temporary too, so a failure leaves no partial file. */
+		char *qtmp = xstrfmt("%s.tmp.%ld", out, (long)getpid());
+
+		ret = run_quantize(tmp, qtmp, quant, ctx->quiet);
+		if (!ret && rename(qtmp, out) < 0) {
+			error("cannot rename '%s' to '%s': %s", qtmp, out,
+			      strerror(errno));
+			ret = EXIT_ENV;
+		}
+		if (ret)
+			unlink(qtmp);
+		free(qtmp);
 		if (ret)
 			goto cleanup;
 		printf("wrote %s (shape %s, %s from %s, seed %" PRIu64 ")\n",

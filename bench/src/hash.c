@@ -133,7 +133,7 @@ hash_one(struct hash_job *j, _Atomic uint64_t *done)
 	j->ok = 0;
 	j->bytes = 0;
 	j->started_ns = wall_ns();
-	fd = open(j->path, O_RDONLY);
+	fd = open(j->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		job_fail(j, "cannot open", errno);
 		return;

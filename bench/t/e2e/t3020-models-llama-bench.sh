@@ -53,7 +53,7 @@ if [ -x "$LQ" ] || command -v llama-quantize >/dev/null; then
 		check_model "$WORK/tiny-q4km.gguf" "tiny Q4_K_M"
 	grep_in "$WORK/info" "file type: Q4_K_M (15)" "info names the file type"
 	grep_in "$WORK/lb" '"model_type": "llama ?B Q4_K - Medium"' "llama-bench agrees on the type"
-	ls "$WORK" | grep -q '\.tmp$' && not_ok "temporary file left behind" || ok "no temporary file left"
+	ls "$WORK" | grep -q '\.tmp' && not_ok "temporary file left behind" || ok "no temporary file left"
 	expect_code 3 "quantize to an unknown type" "$SHIMBENCH" models synth tiny --quantize Q9_Z -o "$WORK/bad.gguf"
 	grep_in "$WORK/err" "llama-quantize' failed" "failure of llama-quantize reported"
 else
