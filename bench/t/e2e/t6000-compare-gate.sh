@@ -1,0 +1,102 @@
+#!/bin/bash
+# compare and gate on the published evidence and on a real OS-update pair.
+. "$(dirname "$0")/lib.sh"
+
+DB=$WORK/g.db
+OSU=$FIXTURES/os-update
+XSD=$FIXTURES/junit.xsd
+SB() { "$SHIMBENCH" --db "$DB" "$@"; }
+
+# The OS-update pair: real llama-bench output (bench/scripts/calib-data.sh)
+# of two synthetic models whose tensor data differ by 15 %, as two
+# sessions whose fingerprints differ only in the OS build. It must be
+# recorded on a quiet machine: under load the noise floor hides 15 %.
+if [ ! -f "$OSU/base.mapping.json" ]; then
+	skip "OS-update pair: bench/t/fixtures/os-update is absent (record it with bench/scripts/calib-data.sh on a quiet machine)"
+else
+	expect_code 0 "import the OS-update pair" \
+		SB import --mapping "$OSU/base.mapping.json" --mapping "$OSU/slow.mapping.json" \
+		"$OSU/base" "$OSU/slow"
+	expect_code 0 "compare base and slow sessions" SB compare session=1 session=2 --format csv
+	grep_in "$WORK/out" "calib tg32," "tg32 compared"
+	expect_code 0 "compare again, same seed" SB compare session=1 session=2 --format csv
+	cp "$WORK/out" "$WORK/c1"
+	expect_code 0 "compare, same seed once more" SB compare session=1 session=2 --format csv
+	check "seeded bootstrap is reproducible" cmp -s "$WORK/out" "$WORK/c1"
+	expect_code 0 "compare with another seed" SB compare --seed 9 session=1 session=2 --format csv
+	check "another seed gives other CI bounds" sh -c "! cmp -s '$WORK/out' '$WORK/c1'"
+	check "observed between-process noise with 5 processes" grep -q ",5,observed," "$WORK/c1"
+
+	export GITHUB_STEP_SUMMARY=$WORK/step-summary.md
+	echo "previous step" >"$GITHUB_STEP_SUMMARY"
+	expect_code 1 "gate --baseline auto fails on the 15 % larger model" \
+		SB gate --baseline auto --candidate session=2 --junit "$WORK/j.xml" --json "$WORK/g.json"
+	grep_in "$WORK/out" "FAIL, 2 regressions: calib pp128; calib tg32" "names the regressed workloads"
+	grep_in "$WORK/err" "baseline auto: session 1" "auto picks the other OS build"
+	grep_in "$WORK/out" "MDE" "minimum detectable effect shown"
+	check "JUnit XML validates against the JUnit schema" \
+		xmllint --noout --schema "$XSD" "$WORK/j.xml"
+	check "JUnit has a failure per regressed workload" \
+		test "$(grep -c '<failure ' "$WORK/j.xml")" = 2
+	check "JSON parses, verdict regression" python3 -c "
+	import json; d = json.load(open('$WORK/g.json'))
+	assert d['verdict'] == 'regression' and d['exit_code'] == 1
+	assert all(c['verdict'] == 'regression' and c['ratio'] < 0.95 for c in d['checks'])"
+	check "step summary appended" sh -c "head -1 '$GITHUB_STEP_SUMMARY' | grep -q 'previous step' && grep -q 'shimbench gate: FAIL' '$GITHUB_STEP_SUMMARY'"
+	unset GITHUB_STEP_SUMMARY
+	expect_code 0 "the other way round is an improvement, pass" \
+		SB gate --baseline session=2 --candidate session=1
+	expect_code 0 "a session against itself passes (detect)" SB gate --baseline session=2 --candidate session=2
+	expect_code 0 "a session against itself passes (prove)" SB gate --baseline session=2 --candidate session=2 --mode prove
+	expect_code 3 "nothing matches: exit 3" SB gate --baseline session=1 --candidate session=99
+	expect_code 2 "bad mode" SB gate --baseline session=1 --candidate session=2 --mode maybe
+	expect_code 2 "bad threshold" SB gate --baseline session=1 --candidate session=2 --threshold tg=
+	expect_code 2 "compare needs two selections" SB compare session=1
+fi
+
+# The published evidence: TinyLlama shim against stock, Gemma likewise.
+if need_shared "gate on the published evidence"; then
+	DB=$WORK/ev.db
+	M1=$FIXTURES/mappings/cua-lume-2026-08-09-m1-ultra.json
+	M2=$FIXTURES/mappings/cua-lume-2026-08-10-m1-ultra-gemma4.json
+	expect_code 0 "import the evidence" SB import --mapping "$M1" --mapping "$M2" \
+		"$EVIDENCE/cua-lume-2026-08-09-m1-ultra" "$EVIDENCE/cua-lume-2026-08-10-m1-ultra-gemma4"
+	for mode in detect prove; do
+		expect_code 0 "TinyLlama shim vs stock passes ($mode)" \
+			SB gate --mode $mode --baseline session=1,variant=stock --candidate session=1,variant=shim
+		grep_in "$WORK/out" "× faster" "reported as an improvement ($mode)"
+		check "never a regression ($mode)" sh -c "! grep -q regression '$WORK/out'"
+		expect_code 0 "TinyLlama session against itself ($mode)" \
+			SB gate --mode $mode --baseline session=1 --candidate session=1
+		expect_code 0 "Gemma session against itself ($mode)" \
+			SB gate --mode $mode --baseline session=2 --candidate session=2
+	done
+	expect_code 0 "compare shim vs stock" SB compare session=1,variant=stock session=1,variant=shim --format json
+	check "both workloads faster, ratio > 10" python3 -c "
+import json; d = json.load(open('$WORK/out'))
+assert len(d) == 2 and all(r['verdict'] == 'faster' and r['ratio'] > 10 for r in d)"
+	expect_code 1 "stock vs shim the other way: regression" \
+		SB gate --baseline session=1,variant=shim --candidate session=1,variant=stock
+	expect_code 0 "shim floor 5x holds, every shim run verified" \
+		SB gate --candidate session=1 --shim-floor 5 --junit "$WORK/s.xml"
+	check "shim JUnit validates" xmllint --noout --schema "$XSD" "$WORK/s.xml"
+	expect_code 1 "shim floor 50x fails with the reason" SB gate --candidate session=1 --shim-floor 50
+	grep_in "$WORK/out" "below the floor 50×" "names the floor"
+	expect_code 2 "mixed variants against one variant is refused" \
+		SB gate --baseline session=1 --candidate session=1,variant=shim
+	grep_in "$WORK/err" "mixes variants" "says why"
+	expect_code 4 "a 0.5 % threshold is below the noise: inconclusive" \
+		SB gate --baseline session=1,variant=hooked-superseded --candidate session=1,variant=shim --threshold 0.5
+	grep_in "$WORK/out" "is below what the data can resolve" "says the threshold cannot be resolved"
+	grep_in "$WORK/out" "processes per side would" "says how many processes would"
+	expect_code 3 "different models: nothing comparable" SB gate --baseline session=1,variant=stock --candidate session=2,variant=stock
+	expect_code 0 "history of the evidence" SB history --format csv
+	grep_in "$WORK/out" "guest/shim tinyllama-1.1b-q4_k_m pp512" "a series per variant and fingerprint"
+	expect_code 4 "calibrate needs 3 processes: inconclusive" SB calibrate --from session=1,variant=shim
+	grep_in "$WORK/err" "calibration needs at least 3" "says why"
+fi
+expect_code 2 "bad mode" "$SHIMBENCH" gate --baseline session=1 --candidate session=2 --mode maybe
+expect_code 2 "bad threshold" "$SHIMBENCH" gate --baseline session=1 --candidate session=2 --threshold tg=
+expect_code 2 "compare needs two selections" "$SHIMBENCH" compare session=1
+expect_code 2 "calibrate needs --from" "$SHIMBENCH" calibrate
+test_done
