@@ -51,6 +51,7 @@ LIB_OBJS += plan.o
 LIB_OBJS += transport.o
 # compare, gate, history
 LIB_OBJS += compare.o
+LIB_OBJS += changepoint.o
 
 # Subcommands.
 CMD_OBJS =
@@ -63,6 +64,9 @@ CMD_OBJS += cmd-models.o
 CMD_OBJS += cmd-doctor.o
 # compare, gate, history
 CMD_OBJS += cmd-compare.o
+CMD_OBJS += cmd-gate.o
+CMD_OBJS += cmd-history.o
+CMD_OBJS += cmd-calibrate.o
 
 # shim: the plist writer and `shimbench shim`. The shim itself, its
 # tests and the Mach-O cross-check live in shim/Makefile; make check

@@ -7,3 +7,4 @@ c:clang                    clang                 -
 c:ld64.lld-14              lld-14                -
 c:llvm-nm-14               llvm-14               -
 c:llvm-objdump-14          llvm-14               -
+c:xmllint                  libxml2-utils         libxml2

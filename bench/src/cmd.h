@@ -46,4 +46,13 @@ extern const char usage_doctor[];
 int cmd_shim(int argc, char **argv, struct cmd_ctx *ctx);
 extern const char usage_shim[];
 
+int cmd_compare(int argc, char **argv, struct cmd_ctx *ctx);
+extern const char usage_compare[];
+int cmd_gate(int argc, char **argv, struct cmd_ctx *ctx);
+extern const char usage_gate[];
+int cmd_history(int argc, char **argv, struct cmd_ctx *ctx);
+extern const char usage_history[];
+int cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx);
+extern const char usage_calibrate[];
+
 #endif

@@ -165,4 +165,34 @@ int store_hash_cache_put(struct store *s, uint64_t dev, uint64_t ino,
 			 int64_t size, int64_t mtime_ns, const char *path,
 			 const char *sha256);
 
+/* noise calibration and gate queries (compare/gate) */
+struct noise_rec {
+	const char *identity;       /* the fingerprint identity calibrated */
+	const char *target, *model, *test;
+	int64_t session_id;         /* the A/A session; 0 = none */
+	int processes, samples;
+	double within_cv, between_cv, mde;
+	const char *details_json;   /* may be NULL */
+};
+int store_noise_add(struct store *s, const struct noise_rec *r);
+/*
+ * The latest calibration for identity and test, preferring the same
+ * model: 1 found (outputs set, *session may be NULL), 0 none, -1 error.
+ */
+int store_noise_get(struct store *s, const char *identity, const char *model,
+		    const char *test, double *between, double *within,
+		    int64_t *session);
+/* The base identity and OS build of an environment (caller frees both);
+ * 1 found, 0 none, -1 error. */
+int store_environment_base(struct store *s, int64_t env_id, char **base,
+			   char **os_build);
+/*
+ * For `gate --baseline auto`: the most recent session other than
+ * exclude with an environment of base identity base whose OS build is
+ * not os_build. 1 found (*session set), 0 none, -1 error.
+ */
+int store_latest_session_base(struct store *s, const char *base,
+			      const char *os_build, int64_t exclude,
+			      int64_t *session);
+
 #endif
