@@ -117,11 +117,114 @@ job_fail(struct hash_job *j, const char *what, int errnum)
 }
 
 /*
+ * Read-ahead in a second thread: while one block is hashed the next ones
+ * are copied from the page cache, so a lone file hashes at nearly the
+ * in-memory rate. Used only when a CPU would otherwise stay idle.
+ */
+#define FEED_N 4
+#define FEED_MIN (8u << 20)   /* smaller files: not worth a thread */
+
+struct feeder {
+	int fd;
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	unsigned char *buf[FEED_N];
+	ssize_t len[FEED_N];
+	int err[FEED_N], full[FEED_N];
+};
+
+static void *
+feeder_main(void *arg)
+{
+	struct feeder *f = arg;
+	unsigned i;
+
+	for (i = 0;; i++) {
+		int k = (int)(i % FEED_N), e = 0;
+		ssize_t n;
+
+		pthread_mutex_lock(&f->m);
+		while (f->full[k])
+			pthread_cond_wait(&f->cv, &f->m);
+		pthread_mutex_unlock(&f->m);
+		do {
+			n = read(f->fd, f->buf[k], HASH_BLOCK);
+		} while (n < 0 && errno == EINTR);
+		if (n < 0)
+			e = errno;
+		pthread_mutex_lock(&f->m);
+		f->len[k] = n;
+		f->err[k] = e;
+		f->full[k] = 1;
+		pthread_cond_broadcast(&f->cv);
+		pthread_mutex_unlock(&f->m);
+		if (n <= 0)
+			return NULL;
+	}
+}
+
+/*
+ * Hashes the rest of fd into c with a feeder thread. Returns the last
+ * read()'s result (0 at end of file, -1 with errno set); -2 when the
+ * thread could not be started (nothing was read).
+ */
+static ssize_t
+hash_fed(int fd, struct sha256_ctx *c, struct hash_job *j,
+	 _Atomic uint64_t *done)
+{
+	struct feeder f;
+	pthread_t tid;
+	ssize_t n;
+	unsigned i;
+	int k, e = 0;
+
+	memset(&f, 0, sizeof(f));
+	f.fd = fd;
+	pthread_mutex_init(&f.m, NULL);
+	pthread_cond_init(&f.cv, NULL);
+	for (k = 0; k < FEED_N; k++)
+		f.buf[k] = xmalloc(HASH_BLOCK);
+	if (pthread_create(&tid, NULL, feeder_main, &f) != 0) {
+		n = -2;
+		goto cleanup;
+	}
+	for (i = 0;; i++) {
+		k = (int)(i % FEED_N);
+		pthread_mutex_lock(&f.m);
+		while (!f.full[k])
+			pthread_cond_wait(&f.cv, &f.m);
+		n = f.len[k];
+		e = f.err[k];
+		pthread_mutex_unlock(&f.m);
+		if (n <= 0)
+			break;
+		sha256_update(c, f.buf[k], (size_t)n);
+		j->bytes += (uint64_t)n;
+		if (done)
+			atomic_fetch_add(done, (uint64_t)n);
+		pthread_mutex_lock(&f.m);
+		f.full[k] = 0;
+		pthread_cond_broadcast(&f.cv);
+		pthread_mutex_unlock(&f.m);
+	}
+	pthread_join(tid, NULL);
+cleanup:
+	for (k = 0; k < FEED_N; k++)
+		free(f.buf[k]);
+	pthread_mutex_destroy(&f.m);
+	pthread_cond_destroy(&f.cv);
+	if (n < 0 && n != -2)
+		errno = e;
+	return n;
+}
+
+/*
  * Reads and hashes one file into j; never calls error(), so it can run
  * in any thread. done, when not NULL, is advanced by every block read.
+ * feed: a CPU is spare, use a read-ahead thread for large files.
  */
 static void
-hash_one(struct hash_job *j, _Atomic uint64_t *done)
+hash_one(struct hash_job *j, _Atomic uint64_t *done, int feed)
 {
 	struct sha256_ctx *c = NULL;
 	unsigned char *block = NULL;
@@ -151,18 +254,23 @@ hash_one(struct hash_job *j, _Atomic uint64_t *done)
 #elif defined(F_RDAHEAD)
 	fcntl(fd, F_RDAHEAD, 1);
 #endif
-	block = xmalloc(HASH_BLOCK);
 	c = sha256_new();
-	for (;;) {
-		n = read(fd, block, HASH_BLOCK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		sha256_update(c, block, (size_t)n);
-		j->bytes += (uint64_t)n;
-		if (done)
-			atomic_fetch_add(done, (uint64_t)n);
+	n = -2;
+	if (feed && a.st_size >= (off_t)FEED_MIN)
+		n = hash_fed(fd, c, j, done);
+	if (n == -2) {
+		block = xmalloc(HASH_BLOCK);
+		for (;;) {
+			n = read(fd, block, HASH_BLOCK);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			sha256_update(c, block, (size_t)n);
+			j->bytes += (uint64_t)n;
+			if (done)
+				atomic_fetch_add(done, (uint64_t)n);
+		}
 	}
 	if (n < 0) {
 		job_fail(j, "cannot read", errno);
@@ -194,6 +302,14 @@ cleanup:
 	j->seconds = mono_now() - t0;
 }
 
+static int
+online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
 int
 hash_file_sha256(const char *path, char hex[SHA256_HEX_LEN + 1])
 {
@@ -201,7 +317,7 @@ hash_file_sha256(const char *path, char hex[SHA256_HEX_LEN + 1])
 
 	memset(&j, 0, sizeof(j));
 	j.path = path;
-	hash_one(&j, NULL);
+	hash_one(&j, NULL, online_cpus() > 1);
 	if (!j.ok) {
 		error("%s", j.err);
 		free(j.err);
@@ -214,6 +330,7 @@ hash_file_sha256(const char *path, char hex[SHA256_HEX_LEN + 1])
 struct pool {
 	struct hash_job *jobs;
 	size_t n, next, finished;
+	int feed;                  /* spare CPUs: read-ahead threads */
 	pthread_mutex_t lock;
 	_Atomic uint64_t done;
 };
@@ -231,7 +348,7 @@ worker(void *arg)
 		pthread_mutex_unlock(&p->lock);
 		if (i == p->n)
 			return NULL;
-		hash_one(&p->jobs[i], &p->done);
+		hash_one(&p->jobs[i], &p->done, p->feed);
 		pthread_mutex_lock(&p->lock);
 		p->finished++;
 		pthread_mutex_unlock(&p->lock);
@@ -287,10 +404,8 @@ hash_files(struct hash_job *jobs, size_t n, int threads, int progress)
 		if (stat(jobs[i].path, &st) == 0 && S_ISREG(st.st_mode))
 			total += (uint64_t)st.st_size;
 	}
-	if (threads <= 0) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		threads = cpus > 0 ? (int)cpus : 1;
-	}
+	if (threads <= 0)
+		threads = online_cpus();
 	if ((size_t)threads > n)
 		threads = (int)n;
 	show = progress && total > HASH_PROGRESS_MIN && isatty(2);
@@ -298,6 +413,7 @@ hash_files(struct hash_job *jobs, size_t n, int threads, int progress)
 	memset(&p, 0, sizeof(p));
 	p.jobs = jobs;
 	p.n = n;
+	p.feed = online_cpus() > threads;
 	pthread_mutex_init(&p.lock, NULL);
 	atomic_init(&p.done, 0);
 	if (threads <= 1 && !show) {

@@ -31,7 +31,9 @@ int hash_is_sha256_hex(const char *s);
  * Fast file hashing. Files are read sequentially in 256 KiB blocks (a
  * size that stays in the CPU cache between the copy and the hash) after
  * read-ahead advice; several files are hashed in parallel, one thread per
- * file, up to the number of online CPUs.
+ * file, up to the number of online CPUs. When CPUs are left over (fewer
+ * files than CPUs), each large file also gets a read-ahead thread that
+ * copies the next blocks while the current one is hashed.
  *
  * struct hash_job describes one file: path is the caller's; everything
  * else is filled in. err, when set, is an allocated message (free it with

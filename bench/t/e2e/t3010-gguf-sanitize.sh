@@ -1,5 +1,6 @@
 #!/bin/bash
-# The GGUF reader under AddressSanitizer and UndefinedBehaviorSanitizer:
+# The GGUF reader (and the hashing threads) under AddressSanitizer and
+# UndefinedBehaviorSanitizer:
 # builds build-san/ (make SANITIZE=address,undefined), runs the unit test
 # with its hostile-header corpus, then feeds every corpus file to
 # `shimbench models info`: each must exit 2 with an error naming an
@@ -13,7 +14,8 @@ if [ -n "${SHIMBENCH_SKIP_SANITIZE:-}" ]; then
 fi
 SAN=$TOP/build-san
 if ! make -C "$TOP" --no-print-directory SANITIZE=address,undefined \
-	build-san/t/test-gguf build-san/shimbench >"$WORK/build.log" 2>&1; then
+	build-san/t/test-gguf build-san/t/test-hash build-san/shimbench \
+	>"$WORK/build.log" 2>&1; then
 	not_ok "sanitizer build failed"
 	tail -20 "$WORK/build.log" | sed 's/^/# /'
 	test_done
@@ -29,6 +31,12 @@ rc=$?
 [ $rc -eq 0 ] && ok "unit test and corpus clean under the sanitizers" || {
 	not_ok "test-gguf under sanitizers (exit $rc)"
 	grep -v '^ok ' "$WORK/unit.log" | head -30 | sed 's/^/# /'
+}
+"$SAN/t/test-hash" >"$WORK/hash.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok "hashing (threads, cache) clean under the sanitizers" || {
+	not_ok "test-hash under sanitizers (exit $rc)"
+	grep -v '^ok ' "$WORK/hash.log" | head -30 | sed 's/^/# /'
 }
 n=$(ls "$WORK/corpus" | wc -l)
 [ "$n" -gt 100 ] && ok "corpus has $n hostile files" || not_ok "corpus has only $n files"

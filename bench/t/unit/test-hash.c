@@ -55,7 +55,8 @@ test_vectors(void)
 static void
 test_file_matches_buffer(void)
 {
-	size_t len = (3u << 20) + 12345, i;   /* several read blocks */
+	/* several read blocks, and large enough for the read-ahead thread */
+	size_t len = (20u << 20) + 12345, i;
 	char *data = xmalloc(len), a[65], b[65];
 	const char *p = path_of("big");
 
