@@ -11,6 +11,7 @@
 #   sh bench/scripts/bench-hash.sh [DIR]     (DIR: scratch space, 2 GiB;
 #                                             default $TMPDIR or /tmp)
 # Environment: SHIMBENCH (default build/shimbench), RUNS (default 5).
+# Needs GNU date (+%N) and /dev/urandom: Linux.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 sb=${SHIMBENCH:-$top/build/shimbench}
@@ -39,7 +40,7 @@ best() {
 GiB=1073741824
 head -c $GiB /dev/urandom > "$dir/a.bin"
 head -c $GiB /dev/urandom > "$dir/b.bin"
-touch -d '2020-01-01 00:00:00' "$dir/a.bin" "$dir/b.bin"
+touch -t 202001010000 "$dir/a.bin" "$dir/b.bin"
 cat "$dir/a.bin" "$dir/b.bin" > /dev/null      # page-cache them
 
 # openssl speed: "sha256 ... <16384-byte rate>k" in 1000s of bytes per s.

@@ -4,6 +4,12 @@
 # and verification against the manifest (ok, mismatch, missing).
 . "$(dirname "$0")/lib.sh"
 
+# sha256sum, or its macOS equivalent with the same output format.
+sha256sum() {
+	if command -v sha256sum >/dev/null 2>&1; then command sha256sum "$@"
+	else shasum -a 256 "$@"; fi
+}
+
 MANIFEST=$TOP/models/manifest.json
 
 # manifest_field NAME FIELD: a string or number field of a manifest entry.

@@ -5,12 +5,18 @@
 # hostile file names.
 . "$(dirname "$0")/lib.sh"
 
-OLD='2020-01-02 03:04:05'
+# sha256sum, or its macOS equivalent with the same output format.
+sha256sum() {
+	if command -v sha256sum >/dev/null 2>&1; then command sha256sum "$@"
+	else shasum -a 256 "$@"; fi
+}
+
+OLD=202001020304.05           # touch -t: POSIX
 cd "$WORK" || exit 1
 head -c 3000000 /dev/urandom > a.bin
 printf 'hello\n' > "b it's.txt"
 : > empty
-touch -d "$OLD" a.bin "b it's.txt" empty
+touch -t "$OLD" a.bin "b it's.txt" empty
 
 expect_code 0 "hash three files" "$SHIMBENCH" models hash a.bin "b it's.txt" empty
 sha256sum a.bin "b it's.txt" empty > want
@@ -40,14 +46,14 @@ grep_in "$WORK/err" "hashed: a.bin" "still read: the racy guard holds"
 
 # Same size, new content, old mtime again (another one): the new hash.
 printf 'HELLO\n' > "b it's.txt"
-touch -d '2021-05-06 07:08:09' "b it's.txt"
+touch -t 202105060708.09 "b it's.txt"
 expect_code 0 "hash modified file" "$SHIMBENCH" models hash --verbose "b it's.txt"
 grep_in "$WORK/err" "hashed: b it's.txt" "modified file is read again"
 sha256sum "b it's.txt" > want
 cmp -s "$WORK/out" want && ok "modified file's new hash" || not_ok "stale hash returned"
 # Replaced by another file (new inode) with the cached file's size and mtime.
 printf 'hellO\n' > new.txt
-touch -d '2021-05-06 07:08:09' new.txt
+touch -t 202105060708.09 new.txt
 mv new.txt "b it's.txt"
 expect_code 0 "hash replaced file" "$SHIMBENCH" models hash --verbose "b it's.txt"
 grep_in "$WORK/err" "hashed: b it's.txt" "replaced file is read again"
