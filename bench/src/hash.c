@@ -385,7 +385,7 @@ draw_bar(uint64_t done, uint64_t total, double elapsed)
 		100);
 	for (i = 0; i < width; i++)
 		fputc(i < fill ? '#' : ' ', stderr);
-	fprintf(stderr, "] %s / %s  %s/s ", d, t, r);
+	fprintf(stderr, "] %10s / %-10s %10s/s ", d, t, r);
 	fflush(stderr);
 }
 
