@@ -107,9 +107,11 @@ $(BUILD)/t/helpers/%: bench/t/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS)
 
+# Injected into the real llama-bench: never built with sanitizers (their
+# runtime must come first in a process, which llama-bench's is not).
 $(BUILD)/t/helpers/lib%.so: bench/t/helpers/lib%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -shared -fPIC -o $@ $<
+	$(CC) -std=c11 -Wall -Wextra -O2 -shared -fPIC -o $@ $<
 
 build-tests: $(BIN) $(UNIT_BINS) $(HELPER_BINS) $(HELPER_LIBS)
 
