@@ -11,6 +11,10 @@
 # OUTDIR/base (OS build 24A100) and OUTDIR/slow (OS build 24A200): the
 # same fingerprint but for the OS build, so `gate --baseline auto` pairs
 # them. Defaults: K=5 processes per model, R=10 repetitions, -p 128 -n 32.
+# CALIB_FIXTURE=1 keeps stderr out of the bundles (it names this
+# machine's paths) and should be used with a relative OUTDIR, so that the
+# model_filename llama-bench records is relative too: that is how the
+# committed fixture bench/t/fixtures/os-update was recorded.
 set -eu
 out=${1:?usage: calib-data.sh OUTDIR [K] [R]}
 K=${2:-5}
@@ -31,12 +35,13 @@ while [ "$i" -le "$K" ]; do
 	for m in base slow; do
 		"$lb" -m "$out/models/$m.gguf" -p 128 -n 32 -r "$R" -t "$threads" -o json \
 			>"$out/$m/run$i.json" 2>"$out/$m/run$i.stderr"
+		[ "${CALIB_FIXTURE:-0}" = 1 ] && rm -f "$out/$m/run$i.stderr"
 	done
 	i=$((i + 1))
 done
 for m in base slow; do
 	case $m in base) build_id=24A100 ;; slow) build_id=24A200 ;; esac
-	(cd "$out/$m" && sha256sum run*.json run*.stderr >SHA256SUMS)
+	(cd "$out/$m" && sha256sum run*.json $(ls run*.stderr 2>/dev/null) >SHA256SUMS)
 	{
 		printf '{\n  "shimbench_mapping": 1,\n  "label": "calibration data: %s model, OS build %s",\n' "$m" "$build_id"
 		printf '  "environments": { "here": { "hw_model": "calib-host", "cpu_model": "%s", "cpu_cores": %s, "os_name": "Linux", "os_version": "sim-%s", "os_build": "%s", "is_vm": 1, "llama_build": "Debian" } },\n' \
@@ -46,7 +51,8 @@ for m in base slow; do
 		sep=
 		i=1
 		while [ "$i" -le "$K" ]; do
-			printf '%s\n    { "stdout": "run%s.json", "stderr": "run%s.stderr", "target": "here", "variant": "plain", "role": "bare-metal", "model": "calib", "argv": ["llama-bench", "-p", "128", "-n", "32", "-r", "%s", "-t", "%s", "-o", "json"] }' "$sep" "$i" "$i" "$R" "$threads"
+			if [ "${CALIB_FIXTURE:-0}" = 1 ]; then errkey=""; else errkey="\"stderr\": \"run$i.stderr\", "; fi
+			printf '%s\n    { "stdout": "run%s.json", %s"target": "here", "variant": "plain", "role": "bare-metal", "model": "calib", "argv": ["llama-bench", "-p", "128", "-n", "32", "-r", "%s", "-t", "%s", "-o", "json"] }' "$sep" "$i" "$errkey" "$R" "$threads"
 			sep=,
 			i=$((i + 1))
 		done
