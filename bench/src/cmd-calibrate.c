@@ -14,7 +14,7 @@
 const char usage_calibrate[] =
 	"usage: shimbench calibrate --from SEL [--store] [--format md|csv|json]\n"
 	"                           [--trials N] [--power SEL] [--threshold P]\n"
-	"                           [--seed N]\n"
+	"                           [--seed N] [--simulate P]\n"
 	"\n"
 	"The noise floor of a target from A/A processes: stored runs of one\n"
 	"configuration repeated as separate llama-bench processes (run the\n"
@@ -34,7 +34,12 @@ const char usage_calibrate[] =
 	"                 model): N trials per K, baseline K processes from\n"
 	"                 --from, candidate K processes from SEL\n"
 	"  --threshold P  the gate threshold for the trials (default 5)\n"
-	"  --seed N       trial seed (default 1)\n";
+	"  --seed N       trial seed (default 1)\n"
+	"  --simulate P   instead: the detection rate of a P % slowdown\n"
+	"                 and the A/A false-alarm rate of `gate --mode\n"
+	"                 detect` on resampled copies of the stored samples\n"
+	"                 (works with one process per variant, e.g. the\n"
+	"                 published evidence); --trials defaults to 1000\n";
 
 struct group {
 	char *identity, *target, *model, *test;
@@ -71,6 +76,107 @@ model_mde(double between, double within, double r, int k, double thr,
 	return 1 - exp(-(fmax(z * se, -log(1 - thr)) + zp * se));
 }
 
+static const char *const sim_cols[] = {
+	"target", "model", "test", "processes#", "within_cv_pct#",
+	"slowdown_pct#", "threshold_pct#", "detected", "aa_false_alarms",
+};
+
+/*
+ * One simulated process: the samples of a random source process,
+ * resampled with replacement, times factor.
+ */
+static void
+sim_process(const struct cmp_side *src, struct cmp_rng *g, double factor,
+	    struct cmp_side *dst, int64_t id)
+{
+	size_t p = cmp_rng_below(g, src->nproc), n = src->len[p], i;
+	double *x = xcalloc(n, sizeof(double));
+
+	for (i = 0; i < n; i++)
+		x[i] = src->x[p][cmp_rng_below(g, n)] * factor;
+	cmp_side_add(dst, id, x, n);
+	free(x);
+}
+
+/* Detections out of trials of gate --mode detect on resampled sides. */
+static long
+sim_trials(const struct cmp_side *src, int k, double slowdown, long trials,
+	   double threshold, double alpha, struct cmp_rng *g)
+{
+	long tr, hits = 0;
+	int i;
+
+	for (tr = 0; tr < trials; tr++) {
+		struct cmp_side a = { 0 }, b = { 0 };
+		struct cmp_opts o = CMP_OPTS_INIT;
+		struct cmp_result r;
+		struct gate_decision d;
+
+		for (i = 0; i < k; i++) {
+			sim_process(src, g, 1.0, &a, i + 1);
+			sim_process(src, g, 1.0 - slowdown, &b, k + i + 1);
+		}
+		o.seed = cmp_rng_next(g);
+		o.boot = 500;
+		if (cmp_compute(&a, &b, &o, &r) == 0) {
+			gate_decide(&r, threshold, alpha, GATE_DETECT, &d);
+			hits += d.verdict == GATE_REGRESSION;
+		}
+		cmp_side_release(&a);
+		cmp_side_release(&b);
+	}
+	return hits;
+}
+
+/*
+ * --simulate P: the power of the gate to detect a P slowdown, and its
+ * A/A false-alarm rate, on resampled copies of the stored samples (for
+ * evidence with a single process per variant, such as the published
+ * runs). Every simulated process resamples one stored process; there is
+ * no process effect beyond what the stored processes show.
+ */
+static void
+simulate_row(struct table *t, const struct group *gr, double slowdown,
+	     long trials, double threshold, double alpha, uint64_t seed)
+{
+	static const int ks[] = { 1, 3, 5 };
+	struct buf det = BUF_INIT, aa = BUF_INIT;
+	char cell[5][64];
+	const char *row[ARRAY_SIZE(sim_cols)];
+	struct cmp_rng g;
+	double w, b;
+	size_t q;
+
+	cmp_side_cv(&gr->side, &w, &b);
+	cmp_rng_seed(&g, seed);
+	for (q = 0; q < ARRAY_SIZE(ks); q++) {
+		long hit = sim_trials(&gr->side, ks[q], slowdown, trials,
+				      threshold, alpha, &g);
+		long fa = sim_trials(&gr->side, ks[q], 0, trials, threshold,
+				     alpha, &g);
+		buf_addf(&det, "%sK=%d: %ld/%ld", q ? "; " : "", ks[q], hit,
+			 trials);
+		buf_addf(&aa, "%sK=%d: %ld/%ld", q ? "; " : "", ks[q], fa,
+			 trials);
+	}
+	snprintf(cell[0], 64, "%zu", gr->side.nproc);
+	fmt_num(cell[1], 64, w * 100, 2);
+	fmt_num(cell[2], 64, slowdown * 100, 2);
+	fmt_num(cell[3], 64, threshold * 100, 2);
+	row[0] = gr->target;
+	row[1] = gr->model;
+	row[2] = gr->test;
+	row[3] = cell[0];
+	row[4] = cell[1];
+	row[5] = cell[2];
+	row[6] = cell[3];
+	row[7] = det.buf;
+	row[8] = aa.buf;
+	table_add_row(t, row);
+	buf_release(&det);
+	buf_release(&aa);
+}
+
 int
 cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
 {
@@ -82,6 +188,7 @@ cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
 		{ "power", required_argument, NULL, 'P' },
 		{ "threshold", required_argument, NULL, 't' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "simulate", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -94,7 +201,7 @@ cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
 	const char *from = NULL, *power = NULL, *format = "md";
 	int store_it = 0, c, ret = EXIT_OK;
 	long trials = 0, seed = 1;
-	double threshold = 0.05, alpha = 0.005;
+	double threshold = 0.05, alpha = 0.005, simulate = -1;
 	struct store *s = NULL;
 	struct store_result *rows = NULL, *prow = NULL;
 	struct group *gr = NULL;
@@ -123,6 +230,13 @@ cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
 			if (parse_long(optarg, &seed) < 0 || seed < 0)
 				return cmd_usage_error("calibrate", "bad --seed '%s'", optarg);
 			break;
+		case 'M':
+			if (parse_double(optarg, &simulate) < 0 || simulate < 0 ||
+			    simulate >= 100)
+				return cmd_usage_error("calibrate", "bad --simulate '%s'",
+						       optarg);
+			simulate /= 100;
+			break;
 		case 'h': return cmd_help(usage_calibrate);
 		default:
 			return cmd_usage_error("calibrate", "unknown option '%s'",
@@ -136,6 +250,8 @@ cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
 				       "--from session=N --store`", argv[optind]);
 	if (!from)
 		return cmd_usage_error("calibrate", "--from SEL is required");
+	if (simulate >= 0 && trials <= 0)
+		trials = 1000;
 	if (strcmp(format, "md") && strcmp(format, "csv") && strcmp(format, "json"))
 		return cmd_usage_error("calibrate", "unknown format '%s'", format);
 	if (!file_exists(ctx->db_path)) {
@@ -180,7 +296,10 @@ cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
-	table_init(&t, ARRAY_SIZE(cols), cols);
+	if (simulate >= 0)
+		table_init(&t, ARRAY_SIZE(sim_cols), sim_cols);
+	else
+		table_init(&t, ARRAY_SIZE(cols), cols);
 	for (j = 0; j < ng; j++) {
 		struct cmp_side *sd = &gr[j].side;
 		size_t ns = cmp_side_samples(sd);
@@ -190,6 +309,11 @@ cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
 		const char *row[ARRAY_SIZE(cols)];
 		size_t k;
 
+		if (simulate >= 0) {
+			simulate_row(&t, &gr[j], simulate, trials, threshold, alpha,
+				     (uint64_t)seed);
+			continue;
+		}
 		if (sd->nproc < 3) {
 			error("'%s %s': %zu processes; calibration needs at least 3",
 			      gr[j].model, gr[j].test, sd->nproc);

@@ -71,6 +71,11 @@ if need_shared "gate on the published evidence"; then
 		expect_code 0 "Gemma session against itself ($mode)" \
 			SB gate --mode $mode --baseline session=2 --candidate session=2
 	done
+	expect_code 0 "resampled power on the published shim pp512 spread" \
+		SB calibrate --from session=1,variant=shim,test=pp512 --simulate 5 --threshold 4 --trials 200 --format csv
+	grep_in "$WORK/out" "K=1: 200/200" "a 5 % pp512 regression is detected every time at K=1"
+	grep_in "$WORK/out" "K=1: 0/200; K=3: 0/200; K=5: 0/200" "and A/A never alarms"
+	expect_code 2 "bad --simulate" SB calibrate --from session=1 --simulate 150
 	expect_code 0 "compare shim vs stock" SB compare session=1,variant=stock session=1,variant=shim --format json
 	check "both workloads faster, ratio > 10" python3 -c "
 import json; d = json.load(open('$WORK/out'))
