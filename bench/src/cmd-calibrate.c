@@ -10,11 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char usage_calibrate[] =
 	"usage: shimbench calibrate --from SEL [--store] [--format md|csv|json]\n"
 	"                           [--trials N] [--power SEL] [--threshold P]\n"
 	"                           [--seed N] [--simulate P]\n"
+	"       shimbench calibrate [--trials N] [--format F] PLAN\n"
+	"\n"
+	"With PLAN: runs it (`shimbench run`: its \"processes\" should be 3\n"
+	"or more, one configuration per variant), then calibrates from that\n"
+	"session and stores the noise floor (as --from label=... --store).\n"
 	"\n"
 	"The noise floor of a target from A/A processes: stored runs of one\n"
 	"configuration repeated as separate llama-bench processes (run the\n"
@@ -243,11 +249,47 @@ cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
 					       argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return cmd_usage_error("calibrate", "running a plan is not wired "
-				       "in yet: run `shimbench run %s` with "
-				       "\"processes\" >= 3, then `shimbench calibrate "
-				       "--from session=N --store`", argv[optind]);
+	if (optind < argc) {
+		/* calibrate PLAN: run the A/A processes, then calibrate them. */
+		char stamp[21], *label, *sel;
+		char *rargv[9], ntrials[32];
+		int rc;
+
+		if (from || optind + 1 != argc)
+			return cmd_usage_error("calibrate", "give either one PLAN "
+					       "or --from SEL");
+		utc_now(stamp);
+		label = xstrfmt("calibrate-%s-%ld", stamp, (long)getpid());
+		rargv[0] = "run";
+		rargv[1] = "--label";
+		rargv[2] = label;
+		rargv[3] = argv[optind];
+		rargv[4] = NULL;
+		cmd_getopt_reset();
+		rc = cmd_run(4, rargv, ctx);
+		if (rc != EXIT_OK) {
+			error("the calibration run failed (exit %d); nothing "
+			      "calibrated", rc);
+			free(label);
+			return rc;
+		}
+		sel = xstrfmt("label=%s", label);
+		free(label);
+		snprintf(ntrials, sizeof(ntrials), "%ld", trials);
+		rargv[0] = "calibrate";
+		rargv[1] = "--from";
+		rargv[2] = sel;
+		rargv[3] = "--store";
+		rargv[4] = "--trials";
+		rargv[5] = ntrials;
+		rargv[6] = "--format";
+		rargv[7] = (char *)format;
+		rargv[8] = NULL;
+		cmd_getopt_reset();
+		rc = cmd_calibrate(8, rargv, ctx);
+		free(sel);
+		return rc;
+	}
 	if (!from)
 		return cmd_usage_error("calibrate", "--from SEL is required");
 	if (simulate >= 0 && trials <= 0)

@@ -119,7 +119,17 @@ expect_code 1 "model hash mismatch fails the session" "$SHIMBENCH" --db "$WORK/b
 grep_in "$WORK/err" "skipping its runs" "says the model's runs are skipped"
 [ "$(sqlite3 "$WORK/bm.db" 'select count(*) from runs')" = 0 ] && ok "no run of the bad model" || not_ok "bad model ran"
 
-# 8. SIGINT stops the current child, keeps completed runs, stores the
+# 8. calibrate PLAN: runs the A/A processes, stores the noise floor.
+cat >"$WORK/aa.json" <<JSON
+{"models":[{"name":"tiny","path":"$MODEL"}], "targets":{"here":{}},
+ "variants":[{"name":"aa","target":"here","role":"bare-metal"}], $ARGS, "processes":3}
+JSON
+expect_code 0 "calibrate PLAN" "$SHIMBENCH" --db "$WORK/cal.db" --quiet calibrate --trials 20 --format csv "$WORK/aa.json"
+grep_in "$WORK/out" "here,tiny,pp32,3," "calibrated from the plan's 3 processes"
+[ "$(sqlite3 "$WORK/cal.db" 'select count(*) from noise')" = 2 ] && ok "noise floor stored for pp32 and tg8" || not_ok "noise rows: $(sqlite3 "$WORK/cal.db" 'select count(*) from noise')"
+expect_code 2 "calibrate PLAN and --from together" "$SHIMBENCH" --db "$WORK/cal.db" calibrate --from session=1 "$WORK/aa.json"
+
+# 9. SIGINT stops the current child, keeps completed runs, stores the
 #    session as interrupted and exits non-zero.
 cat >"$WORK/int.json" <<JSON
 {"models":[{"name":"tiny","path":"$MODEL"}],
