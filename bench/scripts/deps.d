@@ -8,3 +8,5 @@ c:ld64.lld-14              lld-14                -
 c:llvm-nm-14               llvm-14               -
 c:llvm-objdump-14          llvm-14               -
 c:xmllint                  libxml2-utils         libxml2
+c:pgrep                   procps                -
+c:strings                 binutils              -

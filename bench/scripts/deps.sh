@@ -10,7 +10,6 @@ table='
 h:cjson/cJSON.h            libcjson-dev          cjson
 h:sqlite3.h                libsqlite3-dev        -
 h:openssl/evp.h            libssl-dev            -
-c:gnuplot                  gnuplot-nox           gnuplot
 c:sqlite3                  sqlite3               -
 c:xmllint                  libxml2-utils         -
 '
