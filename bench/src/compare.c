@@ -75,17 +75,7 @@ cmp_noise_name(enum cmp_noise_source s)
 	return "?";
 }
 
-/* splitmix64, to expand a seed into xoshiro's state. */
-static uint64_t
-splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
+/* Expands a seed into xoshiro's state with splitmix64. */
 void
 cmp_rng_seed(struct cmp_rng *g, uint64_t seed)
 {

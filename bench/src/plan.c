@@ -49,15 +49,6 @@ opt_str(const cJSON *o, const char *key, const char *path, char **out)
 	return 0;
 }
 
-static char **
-strv_push(char **v, size_t *n, char *s)
-{
-	v = xrealloc(v, (*n + 2) * sizeof(char *));
-	v[(*n)++] = s;
-	v[*n] = NULL;
-	return v;
-}
-
 static int
 str_array(const cJSON *a, const char *path, char ***out, size_t *n)
 {
@@ -99,16 +90,6 @@ env_object(const cJSON *o, const char *path, char ***set, size_t *nset)
 						     v->valuestring));
 	}
 	return 0;
-}
-
-static void
-strv_free(char **v)
-{
-	size_t i;
-
-	for (i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
 }
 
 static int

@@ -219,16 +219,6 @@ build_header(const struct synth_shape *s, int type, uint64_t seed,
 	buf_release(&k);
 }
 
-static uint64_t
-splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /* IEEE binary32 bits to binary16 bits, round to nearest even. */
 static uint16_t
 f32_to_f16(uint32_t x)

@@ -6,30 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char **
-strv_dup(const char *const *v)
-{
-	size_t n = 0, i;
-	char **out;
-
-	while (v && v[n])
-		n++;
-	out = xcalloc(n + 1, sizeof(char *));
-	for (i = 0; i < n; i++)
-		out[i] = xstrdup(v[i]);
-	return out;
-}
-
-static void
-strv_free(char **v)
-{
-	size_t i;
-
-	for (i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 int
 transport_wrap(const struct plan_target *t, const char *const *argv,
 	       const char *const *env_set, const char *const *env_unset,

@@ -450,3 +450,46 @@ hex_encode(const unsigned char *in, size_t len, char *out)
 	}
 	out[2 * len] = '\0';
 }
+
+char **
+strv_push(char **v, size_t *n, char *s)
+{
+	v = xrealloc(v, (*n + 2) * sizeof(char *));
+	v[(*n)++] = s;
+	v[*n] = NULL;
+	return v;
+}
+
+char **
+strv_dup(const char *const *v)
+{
+	size_t n = 0, i;
+	char **out;
+
+	while (v && v[n])
+		n++;
+	out = xcalloc(n + 1, sizeof(char *));
+	for (i = 0; i < n; i++)
+		out[i] = xstrdup(v[i]);
+	return out;
+}
+
+void
+strv_free(char **v)
+{
+	size_t i;
+
+	for (i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+uint64_t
+splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}

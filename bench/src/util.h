@@ -92,6 +92,18 @@ double mono_now(void);
 /* Lowercase hex of len bytes into out (2*len+1 bytes). */
 void hex_encode(const unsigned char *in, size_t len, char *out);
 
+/*
+ * NULL-terminated string vectors (argv, environments): strv_push appends
+ * s (taken over) and keeps the vector terminated; strv_dup copies;
+ * strv_free frees the strings and the vector.
+ */
+char **strv_push(char **v, size_t *n, char *s);
+char **strv_dup(const char *const *v);
+void strv_free(char **v);
+
+/* splitmix64 (Steele, Lea, Flood 2014): a seeded 64-bit sequence. */
+uint64_t splitmix64(uint64_t *state);
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif
