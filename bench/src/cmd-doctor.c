@@ -354,7 +354,7 @@ check_chromium(struct check *c)
 #endif
 	c->status = "missing";
 	c->detail = xstrdup("no chromium or google-chrome on PATH (optional: "
-			    "HTML reports render without it)");
+			    "for the planned HTML report; nothing uses it yet)");
 	c->fix = FIX("chromium", "--cask chromium");
 }
 
