@@ -131,6 +131,9 @@ demo: deps llama-bench $(BIN)
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/shimbench
+	install -d $(DESTDIR)$(PREFIX)/share/shimbench
+	install -m 644 models/manifest.json evidence/published/figures.json \
+		$(DESTDIR)$(PREFIX)/share/shimbench/
 
 clean:
 	rm -rf build build-san

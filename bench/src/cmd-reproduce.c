@@ -4,6 +4,7 @@
 #include "render.h"
 #include "report.h"
 #include "store.h"
+#include "tools.h"
 #include "util.h"
 
 #include <getopt.h>
@@ -71,7 +72,8 @@ cmd_reproduce(int argc, char **argv, struct cmd_ctx *ctx)
 		"Study", "Test", "Figure", "Published#", "Measured#", "Delta#",
 		"Tolerance", "Verdict",
 	};
-	const char *figures = "evidence/published/figures.json";
+	const char *figures = NULL;
+	char *figures_found = NULL;
 	const char *study = NULL, *select = NULL, *format = "md";
 	int exact = 0, require_all = 0, c, ret = EXIT_OK;
 	int pass = 0, fail = 0, missing = 0;
@@ -106,7 +108,11 @@ cmd_reproduce(int argc, char **argv, struct cmd_ctx *ctx)
 				       format);
 	if (selection_parse(select, &sel) < 0)
 		return EXIT_USAGE;
+	if (!figures)
+		figures = figures_found =
+			tool_data_path("evidence/published/figures.json");
 	if (published_load(figures, &pub) < 0) {
+		free(figures_found);
 		selection_free(&sel);
 		return EXIT_USAGE;
 	}
@@ -201,5 +207,6 @@ cleanup:
 	selection_free(&sel);
 	buf_release(&out);
 	store_close(s);
+	free(figures_found);
 	return ret;
 }

@@ -12,21 +12,15 @@
 const char *
 manifest_default_path(void)
 {
-	static char *beside_exe;
+	static char *found;
 	const char *p = getenv("SHIMBENCH_MANIFEST");
-	char *dir;
 
 	if (p && *p)
 		return p;
-	if (file_exists("models/manifest.json"))
-		return "models/manifest.json";
-	/* build/shimbench -> <repository>/models/manifest.json */
-	if (!beside_exe && (dir = tool_exe_dir())) {
-		beside_exe = xstrfmt("%s/../models/manifest.json", dir);
-		free(dir);
-	}
-	return beside_exe && file_exists(beside_exe) ? beside_exe :
-		"models/manifest.json";
+	/* ./models, beside build/shimbench, or the installed copy */
+	if (!found)
+		found = tool_data_path("models/manifest.json");
+	return found;
 }
 
 static char *

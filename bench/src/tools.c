@@ -280,3 +280,31 @@ tool_binary_sha256(const struct tool *t, char hex[SHA256_HEX_LEN + 1])
 		return error("no binary for '%s'", t->name ? t->name : "tool");
 	return hash_file_sha256(t->binary, hex);
 }
+
+char *
+tool_data_path(const char *rel)
+{
+	const char *base = strrchr(rel, '/');
+	char *dir, *p;
+
+	if (file_exists(rel))
+		return xstrdup(rel);
+	dir = tool_exe_dir();
+	if (dir) {
+		p = xstrfmt("%s/../%s", dir, rel);
+		if (file_exists(p)) {
+			free(dir);
+			return p;
+		}
+		free(p);
+		p = xstrfmt("%s/../share/shimbench/%s", dir,
+			    base ? base + 1 : rel);
+		if (file_exists(p)) {
+			free(dir);
+			return p;
+		}
+		free(p);
+		free(dir);
+	}
+	return xstrdup(rel);
+}

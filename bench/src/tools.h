@@ -53,6 +53,15 @@ char *tool_exe_dir(void);
  */
 char *tool_wrapper_target(const char *path, const char *name);
 
+/*
+ * Finds a data file shimbench ships: REL (a path inside the repository,
+ * e.g. "models/manifest.json") in the current directory, then beside the
+ * executable (<exe dir>/../REL), then where `make install` puts it
+ * (<exe dir>/../share/shimbench/<base name of REL>). Returns an allocated
+ * path (free() it); REL itself when none exists, so errors name it.
+ */
+char *tool_data_path(const char *rel);
+
 /* SHA-256 of t->binary; 0, or -1 after error(). */
 int tool_binary_sha256(const struct tool *t, char hex[SHA256_HEX_LEN + 1]);
 

@@ -64,6 +64,13 @@ grep_in "$WORK/out" "figures: 20 pass, 0 fail, 6 missing" "20 llama.cpp figures 
 (cd "$TOP" && expect_code 1 "reproduce --require-all fails on missing MLX figures" \
 	"$SHIMBENCH" --db "$DB" reproduce --require-all)
 
+# An installed binary finds the figures it ships, from any directory.
+mkdir -p "$WORK/inst/bin" "$WORK/inst/share/shimbench"
+cp "$SHIMBENCH" "$WORK/inst/bin/"
+cp "$TOP/evidence/published/figures.json" "$TOP/models/manifest.json" "$WORK/inst/share/shimbench/"
+(cd / && expect_code 0 "installed reproduce from / finds share/shimbench" "$WORK/inst/bin/shimbench" --db "$DB" reproduce)
+grep_in "$WORK/out" "figures: 20 pass" "installed copy of the figures used"
+
 # Importing the same content again stores nothing.
 expect_code 0 "second import" "$SHIMBENCH" --db "$DB" import --mapping "$M1" "$E1"
 grep_in "$WORK/out" "already imported as session 1" "re-import says which session"
