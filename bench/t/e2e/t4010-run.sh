@@ -124,7 +124,9 @@ cat >"$WORK/aa.json" <<JSON
 {"models":[{"name":"tiny","path":"$MODEL"}], "targets":{"here":{}},
  "variants":[{"name":"aa","target":"here","role":"bare-metal"}], $ARGS, "processes":3}
 JSON
-expect_code 0 "calibrate PLAN" "$SHIMBENCH" --db "$WORK/cal.db" --quiet calibrate --trials 20 --format csv "$WORK/aa.json"
+# (from $WORK: the run's default bundle directory is ./evidence/session-N)
+(cd "$WORK" && expect_code 0 "calibrate PLAN" "$SHIMBENCH" --db "$WORK/cal.db" --quiet calibrate --trials 20 --format csv "$WORK/aa.json")
+[ -d "$WORK/evidence/session-1" ] && ok "calibration run wrote its bundle" || not_ok "no calibration bundle"
 grep_in "$WORK/out" "here,tiny,pp32,3," "calibrated from the plan's 3 processes"
 [ "$(sqlite3 "$WORK/cal.db" 'select count(*) from noise')" = 2 ] && ok "noise floor stored for pp32 and tg8" || not_ok "noise rows: $(sqlite3 "$WORK/cal.db" 'select count(*) from noise')"
 expect_code 2 "calibrate PLAN and --from together" "$SHIMBENCH" --db "$WORK/cal.db" calibrate --from session=1 "$WORK/aa.json"
