@@ -262,28 +262,25 @@ render_json(const struct check *c, size_t n, const char *verdict, int code,
 		buf_adds(b, ", \"message\": ");
 		buf_add_json_str(b, c[i].message);
 		if (c[i].has_stats) {
-			buf_adds(b, ", ");
-			json_num(b, "ratio", c[i].r.ratio);
-			buf_adds(b, ", ");
-			json_num(b, "ci95_lo", c[i].r.ci_lo);
-			buf_adds(b, ", ");
-			json_num(b, "ci95_hi", c[i].r.ci_hi);
-			buf_adds(b, ", ");
-			json_num(b, "bound_lo", c[i].d.lo);
-			buf_adds(b, ", ");
-			json_num(b, "bound_hi", c[i].d.hi);
-			buf_adds(b, ", ");
-			json_num(b, "p_mwu", c[i].r.p_mwu);
-			buf_adds(b, ", ");
-			json_num(b, "threshold", c[i].threshold);
-			buf_adds(b, ", ");
-			json_num(b, "mde", c[i].d.mde);
-			buf_adds(b, ", ");
-			json_num(b, "critical", c[i].d.crit);
-			buf_adds(b, ", ");
-			json_num(b, "between_cv", c[i].r.between_cv);
-			buf_adds(b, ", ");
-			json_num(b, "within_cv", c[i].r.within_cv);
+			const struct { const char *key; double v; } nums[] = {
+				{ "ratio", c[i].r.ratio },
+				{ "ci95_lo", c[i].r.ci_lo },
+				{ "ci95_hi", c[i].r.ci_hi },
+				{ "bound_lo", c[i].d.lo },
+				{ "bound_hi", c[i].d.hi },
+				{ "p_mwu", c[i].r.p_mwu },
+				{ "threshold", c[i].threshold },
+				{ "mde", c[i].d.mde },
+				{ "critical", c[i].d.crit },
+				{ "between_cv", c[i].r.between_cv },
+				{ "within_cv", c[i].r.within_cv },
+			};
+			size_t k;
+
+			for (k = 0; k < ARRAY_SIZE(nums); k++) {
+				buf_adds(b, ", ");
+				json_num(b, nums[k].key, nums[k].v);
+			}
 			buf_addf(b, ", \"noise\": \"%s\", \"baseline_samples\": %zu,"
 				 " \"baseline_processes\": %zu,"
 				 " \"candidate_samples\": %zu,"
