@@ -68,7 +68,11 @@ fingerprint_identity(const char *fingerprint_json, char identity[65],
 const char fingerprint_probe_script[] =
 	"PATH=$PATH:/usr/sbin:/sbin:/usr/bin:/bin; export PATH\n"
 	"have() { command -v \"$1\" >/dev/null 2>&1; }\n"
-	"set -- $(uname -s -r -m 2>/dev/null)\n"
+	/* Linux: the kernel's own files, read by builtins; else uname. */
+	"if [ -r /proc/sys/kernel/ostype ] && [ -r /proc/sys/kernel/arch ]; then\n"
+	"  read -r s < /proc/sys/kernel/ostype; read -r r < /proc/sys/kernel/osrelease; read -r m < /proc/sys/kernel/arch\n"
+	"  set -- \"$s\" \"$r\" \"$m\"\n"
+	"else set -- $(uname -s -r -m 2>/dev/null); fi\n"
 	"echo \"os.uname_s=$1\"; echo \"os.uname_r=$2\"; echo \"os.uname_m=$3\"\n"
 	"if [ \"$1\" = Darwin ]; then\n"
 	"  echo \"sw_vers.productName=$(sw_vers -productName 2>/dev/null)\"\n"
@@ -88,13 +92,18 @@ const char fingerprint_probe_script[] =
 	"else\n"
 	/* Linux: shell builtins only, so the probe costs one process. */
 	"  if [ -r /etc/os-release ]; then . /etc/os-release; echo \"linux.os_name=$NAME\"; echo \"linux.os_version=$VERSION_ID\"; echo \"linux.os_pretty=$PRETTY_NAME\"; fi\n"
-	"  model=; n=0; hv=0\n"
+	/* The first processor block is enough (a big host's cpuinfo is */
+	/* megabytes); the count comes from the online CPU ranges. */
+	"  model=; hv=0; fl=\n"
 	"  while IFS=: read -r k v; do\n"
 	"    case $k in\n"
-	"    'model name'*) [ -n \"$model\" ] || model=${v# }; n=$((n + 1)) ;;\n"
-	"    flags*) case \" $v \" in *' hypervisor '*) hv=1 ;; esac ;;\n"
+	"    'model name'*) model=${v# } ;;\n"
+	"    flags*) fl=1; case \" $v \" in *' hypervisor '*) hv=1 ;; esac ;;\n"
+	"    '') [ -n \"$model$fl\" ] && break ;;\n"
 	"    esac\n"
 	"  done < /proc/cpuinfo\n"
+	"  n=0; on=; [ -r /sys/devices/system/cpu/online ] && read -r on < /sys/devices/system/cpu/online\n"
+	"  IFS=,; for r in $on; do case $r in *-*) n=$((n + ${r#*-} - ${r%-*} + 1)) ;; ?*) n=$((n + 1)) ;; esac; done; unset IFS\n"
 	"  echo \"linux.cpu_model=$model\"; echo \"linux.cpu_cores=$n\"; echo \"linux.hypervisor=$hv\"\n"
 	"  while read -r k v u; do [ \"$k\" = MemTotal: ] && { echo \"linux.mem_kb=$v\"; break; }; done < /proc/meminfo\n"
 	"  v=; [ -r /sys/class/dmi/id/product_name ] && read -r v < /sys/class/dmi/id/product_name; echo \"linux.hw_model=$v\"\n"
