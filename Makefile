@@ -39,6 +39,7 @@ LIB_OBJS += render.o
 LIB_OBJS += bundle.o
 LIB_OBJS += published.o
 LIB_OBJS += report.o
+LIB_OBJS += plot.o
 LIB_OBJS += fingerprint.o
 # models (gguf, synth, hash cache)
 LIB_OBJS += gguf.o

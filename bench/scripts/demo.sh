@@ -21,8 +21,9 @@ rc=0
 "$bin" run --label "demo-$stamp" --bundle "$bundle" bench/plans/default.json \
 	>/dev/null || rc=$?
 "$bin" --quiet report --select "label=demo-$stamp" --format md -o "$report"
+"$bin" --quiet report --select "label=demo-$stamp" --format html -o "${report%.md}.html"
 echo
 cat "$report"
 echo
-echo "demo: evidence bundle in $bundle, report in $report, store in ${SHIMBENCH_DB:-shimbench.db}"
+echo "demo: evidence bundle in $bundle, report in $report (and ${report%.md}.html), store in ${SHIMBENCH_DB:-shimbench.db}"
 exit "$rc"

@@ -10,3 +10,7 @@ c:llvm-objdump-14          llvm-14               -
 c:xmllint                  libxml2-utils         libxml2
 c:pgrep                   procps                -
 c:strings                 binutils              -
+# report: charts drawn by gnuplot; the HTML report rendered by headless
+# Chromium in the tests
+c:gnuplot                 gnuplot-nox           gnuplot
+c:chromium                chromium              -

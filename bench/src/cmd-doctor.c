@@ -354,7 +354,7 @@ check_chromium(struct check *c)
 #endif
 	c->status = "missing";
 	c->detail = xstrdup("no chromium or google-chrome on PATH (optional: "
-			    "for the planned HTML report; nothing uses it yet)");
+			    "the tests render the HTML report with it)");
 	c->fix = FIX("chromium", "--cask chromium");
 }
 

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd.h"
+#include "plot.h"
 #include "report.h"
 #include "store.h"
 #include "util.h"
@@ -10,8 +11,8 @@
 #include <string.h>
 
 const char usage_report[] =
-	"usage: shimbench report [--format md|csv|json] [--select SEL]\n"
-	"                        [-o FILE]\n"
+	"usage: shimbench report [--format md|csv|json|html] [--select SEL]\n"
+	"                        [-o FILE] [--plot DIR [--png]]\n"
 	"\n"
 	"Per workload (model x test): the median of all samples_ts per role\n"
 	"(bare-metal host, stock guest, shim guest) with min-max and sample\n"
@@ -21,12 +22,18 @@ const char usage_report[] =
 	"and listed apart.\n"
 	"\n"
 	"  --format F     md (aligned GitHub Markdown, default), csv (the\n"
-	"                 published results.csv columns) or json\n"
+	"                 published results.csv columns), json, or html (a\n"
+	"                 self-contained page with the tables and the charts\n"
+	"                 as inline SVG, drawn by gnuplot when installed)\n"
 	"  --select SEL   key=value[,key=value...] over session, variant,\n"
 	"                 target, model, role, test, os_build, ... (default:\n"
 	"                 everything stored)\n"
 	"  -o FILE        write to FILE (e.g. reports/report.md) instead of\n"
-	"                 standard output\n";
+	"                 standard output\n"
+	"  --plot DIR     also draw the charts with gnuplot into DIR:\n"
+	"                 throughput.svg (median t/s per role, min-max bars,\n"
+	"                 log scale) and speedup.svg (shim / stock);\n"
+	"                 --png adds PNG files\n";
 
 int
 cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
@@ -35,10 +42,14 @@ cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 		{ "format", required_argument, NULL, 'f' },
 		{ "select", required_argument, NULL, 's' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "plot", required_argument, NULL, 'p' },
+		{ "png", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *format = "md", *select = NULL, *output = NULL;
+	const char *plot_dir = NULL;
+	int png = 0;
 	struct selection sel = { 0 };
 	struct report rep = { 0 };
 	struct buf out = BUF_INIT;
@@ -50,6 +61,8 @@ cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 		case 'f': format = optarg; break;
 		case 's': select = optarg; break;
 		case 'o': output = optarg; break;
+		case 'p': plot_dir = optarg; break;
+		case 'P': png = 1; break;
 		case 'h': return cmd_help(usage_report);
 		default:
 			return cmd_usage_error("report", "unknown option '%s'",
@@ -60,9 +73,11 @@ cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 		return cmd_usage_error("report", "unexpected argument '%s'",
 				       argv[optind]);
 	if (strcmp(format, "md") && strcmp(format, "csv") &&
-	    strcmp(format, "json"))
+	    strcmp(format, "json") && strcmp(format, "html"))
 		return cmd_usage_error("report", "unknown format '%s' (md, "
-				       "csv or json)", format);
+				       "csv, json or html)", format);
+	if (png && !plot_dir)
+		return cmd_usage_error("report", "--png goes with --plot DIR");
 	if (selection_parse(select, &sel) < 0)
 		return EXIT_USAGE;
 	if (!file_exists(ctx->db_path)) {
@@ -86,6 +101,22 @@ cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 			fprintf(stderr, "wrote '%s'\n", output);
 	} else {
 		fwrite(out.buf, 1, out.len, stdout);
+	}
+	if (plot_dir) {
+		struct buf written = BUF_INIT;
+		int rc = plot_report(&rep, plot_dir, png, &written);
+
+		if (rc == -2) {
+			error("--plot needs gnuplot, which is not on PATH "
+			      "(install gnuplot-nox, or brew install gnuplot)");
+			ret = EXIT_ENV;
+		} else if (rc < 0) {
+			ret = EXIT_ENV;
+		} else if (!ctx->quiet) {
+			fprintf(stderr, "%s", written.len ? written.buf :
+				"nothing to chart\n");
+		}
+		buf_release(&written);
 	}
 	if (rep.n == 0 && !ctx->quiet)
 		fprintf(stderr, "note: nothing matched the selection\n");

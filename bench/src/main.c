@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *shimbench_version = "0.1.0";
+const char *shimbench_version = SHIMBENCH_VERSION;
 
 static const struct command commands[] = {
 	{ "doctor", cmd_doctor, "what is installed, found and reachable; how to fix the rest", usage_doctor },

@@ -225,6 +225,46 @@ table_render_json(const struct table *t, struct buf *out)
 	buf_adds(out, t->nrows ? "\n]\n" : "]\n");
 }
 
+void
+html_escape(struct buf *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': buf_adds(out, "&amp;"); break;
+		case '<': buf_adds(out, "&lt;"); break;
+		case '>': buf_adds(out, "&gt;"); break;
+		case '"': buf_adds(out, "&quot;"); break;
+		case '\'': buf_adds(out, "&#39;"); break;
+		default: buf_addch(out, *s);
+		}
+	}
+}
+
+void
+table_render_html(const struct table *t, struct buf *out)
+{
+	size_t r, c;
+
+	buf_adds(out, "<table>\n<thead><tr>");
+	for (c = 0; c < t->ncols; c++) {
+		buf_adds(out, "<th>");
+		html_escape(out, t->head[c]);
+		buf_adds(out, "</th>");
+	}
+	buf_adds(out, "</tr></thead>\n<tbody>\n");
+	for (r = 0; r < t->nrows; r++) {
+		buf_adds(out, "<tr>");
+		for (c = 0; c < t->ncols; c++) {
+			buf_adds(out, t->numeric[c] ? "<td class=\"num\">" :
+				 "<td>");
+			html_escape(out, t->cells[r][c]);
+			buf_adds(out, "</td>");
+		}
+		buf_adds(out, "</tr>\n");
+	}
+	buf_adds(out, "</tbody>\n</table>\n");
+}
+
 int
 table_render(const struct table *t, const char *format, struct buf *out)
 {

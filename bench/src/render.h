@@ -28,6 +28,11 @@ void table_release(struct table *t);
 void table_render_md(const struct table *t, struct buf *out);
 void table_render_csv(const struct table *t, struct buf *out);
 void table_render_json(const struct table *t, struct buf *out);
+/* An HTML <table> (cells escaped; numeric cells class "num"). */
+void table_render_html(const struct table *t, struct buf *out);
+/* Appends s with &, <, >, " and ' escaped for HTML text and attributes. */
+void html_escape(struct buf *out, const char *s);
+
 /* format: "md", "csv" or "json"; -1 with error() for anything else. */
 int table_render(const struct table *t, const char *format, struct buf *out);
 

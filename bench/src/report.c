@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "report.h"
+#include "plot.h"
 #include "render.h"
 #include "store.h"
 #include "util.h"
@@ -269,24 +270,20 @@ render_csv(const struct report *r, struct buf *out)
 	table_release(&t);
 }
 
+/* The headline table: one row per workload with a bare-metal, stock or
+ * shim run. */
 static void
-render_md(const struct report *r, struct buf *out)
+headline_table(const struct report *r, struct table *t)
 {
 	static const char *const cols[] = {
 		"Workload", "Test", "Bare-metal host#", "Stock guest#",
 		"Shim guest#", "Guest speedup#", "Shim/host#", "Stock/host#",
 	};
-	static const char *const ocols[] = {
-		"Workload", "Test", "Variant", "Role", "Median t/s#",
-		"Min–max#", "n#", "÷ stock#",
-	};
-	struct table t;
 	char v[6][96];
 	size_t i, j;
 	double x;
 
-	buf_adds(out, "## llama-bench: speedup and percent of bare metal\n\n");
-	table_init(&t, ARRAY_SIZE(cols), cols);
+	table_init(t, ARRAY_SIZE(cols), cols);
 	for (i = 0; i < r->n; i++) {
 		const struct rep_workload *w = &r->w[i];
 		char *name;
@@ -308,18 +305,24 @@ render_md(const struct report *r, struct buf *out)
 		row[1] = w->test;
 		for (j = 0; j < 6; j++)
 			row[2 + j] = v[j];
-		table_add_row(&t, row);
+		table_add_row(t, row);
 		free(name);
 	}
-	if (t.nrows)
-		table_render_md(&t, out);
-	else
-		buf_adds(out, "(no bare-metal, stock or shim runs selected)\n");
-	buf_adds(out, "\nValues: median tokens/s of all samples_ts "
-		 "(min–max, sample count). Guest speedup = shim ÷ stock.\n");
-	table_release(&t);
+}
 
-	table_init(&t, ARRAY_SIZE(ocols), ocols);
+/* Variants whose role is none of bare-metal, stock and shim. */
+static void
+others_table(const struct report *r, struct table *t)
+{
+	static const char *const cols[] = {
+		"Workload", "Test", "Variant", "Role", "Median t/s#",
+		"Min–max#", "n#", "÷ stock#",
+	};
+	char v[4][96];
+	size_t i, j;
+	double x;
+
+	table_init(t, ARRAY_SIZE(cols), cols);
 	for (i = 0; i < r->n; i++) {
 		const struct rep_workload *w = &r->w[i];
 		for (j = 0; j < w->nothers; j++) {
@@ -340,10 +343,31 @@ render_md(const struct report *r, struct buf *out)
 			row[5] = v[1];
 			row[6] = v[2];
 			row[7] = v[3];
-			table_add_row(&t, row);
+			table_add_row(t, row);
 			free(name);
 		}
 	}
+}
+
+static const char values_note[] =
+	"Values: median tokens/s of all samples_ts (min–max, sample count). "
+	"Guest speedup = shim ÷ stock.";
+
+static void
+render_md(const struct report *r, struct buf *out)
+{
+	struct table t;
+	size_t i;
+
+	buf_adds(out, "## llama-bench: speedup and percent of bare metal\n\n");
+	headline_table(r, &t);
+	if (t.nrows)
+		table_render_md(&t, out);
+	else
+		buf_adds(out, "(no bare-metal, stock or shim runs selected)\n");
+	buf_addf(out, "\n%s\n", values_note);
+	table_release(&t);
+	others_table(r, &t);
 	if (t.nrows) {
 		buf_adds(out, "\n### Other variants\n\n");
 		table_render_md(&t, out);
@@ -357,6 +381,88 @@ render_md(const struct report *r, struct buf *out)
 				 r->ex[i].variant, r->ex[i].workload,
 				 r->ex[i].reason);
 	}
+}
+
+/*
+ * A self-contained HTML page: the tables, and the charts as inline SVG
+ * when gnuplot is installed (a note says so when it is not).
+ */
+static void
+render_html(const struct report *r, struct buf *out)
+{
+	struct table t;
+	char now[21];
+	size_t i, c;
+	int charts = 0;
+
+	utc_now(now);
+	buf_adds(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
+		 "<meta charset=\"utf-8\">\n<title>shimbench report</title>\n"
+		 "<style>\nbody{font-family:sans-serif;margin:2em;color:#222}\n"
+		 "table{border-collapse:collapse;margin:1em 0}\n"
+		 "th,td{border:1px solid #bbb;padding:4px 8px}\n"
+		 "th{background:#eee}\ntd.num{text-align:right;"
+		 "font-variant-numeric:tabular-nums}\n"
+		 ".note{color:#555}\n.chart svg{max-width:100%;height:auto}\n"
+		 "</style>\n</head>\n<body>\n<h1>shimbench report</h1>\n");
+	buf_addf(out, "<p class=\"note\">Generated %s by shimbench %s. ",
+		 now, SHIMBENCH_VERSION);
+	html_escape(out, values_note);
+	buf_adds(out, "</p>\n<h2>Speedup and percent of bare metal</h2>\n");
+	headline_table(r, &t);
+	if (t.nrows)
+		table_render_html(&t, out);
+	else
+		buf_adds(out, "<p>No bare-metal, stock or shim runs selected.</p>\n");
+	table_release(&t);
+	buf_adds(out, "<h2>Charts</h2>\n");
+	for (c = 0; plot_charts[c]; c++) {
+		struct buf svg = BUF_INIT;
+		int rc = plot_chart(r, plot_charts[c], "svg", &svg);
+		const char *start = strstr(svg.buf, "<svg");
+
+		if (rc == -2) {
+			buf_adds(out, "<p class=\"note\">Charts need gnuplot, "
+				 "which is not installed.</p>\n");
+			buf_release(&svg);
+			break;
+		}
+		if (rc == 0 && start) {
+			buf_addf(out, "<div class=\"chart\" id=\"chart-%s\">\n",
+				 plot_charts[c]);
+			buf_adds(out, start);
+			buf_adds(out, "</div>\n");
+			charts++;
+		} else if (rc < 0) {
+			buf_adds(out, "<p class=\"note\">A chart failed: ");
+			html_escape(out, error_last());
+			buf_adds(out, "</p>\n");
+		}
+		buf_release(&svg);
+	}
+	if (!charts)
+		buf_adds(out, "<p class=\"note\">Nothing to chart.</p>\n");
+	others_table(r, &t);
+	if (t.nrows) {
+		buf_adds(out, "<h2>Other variants</h2>\n");
+		table_render_html(&t, out);
+	}
+	table_release(&t);
+	if (r->nex) {
+		buf_adds(out, "<h2>Excluded: injection not verified</h2>\n<ul>\n");
+		for (i = 0; i < r->nex; i++) {
+			char *line = xstrfmt("session %lld run %lld, variant "
+					     "'%s', %s: %s", r->ex[i].session,
+					     r->ex[i].run, r->ex[i].variant,
+					     r->ex[i].workload, r->ex[i].reason);
+			buf_adds(out, "<li>");
+			html_escape(out, line);
+			buf_adds(out, "</li>\n");
+			free(line);
+		}
+		buf_adds(out, "</ul>\n");
+	}
+	buf_adds(out, "</body>\n</html>\n");
 }
 
 static cJSON *
@@ -444,7 +550,10 @@ report_render(const struct report *r, const char *format, struct buf *out)
 		render_md(r, out);
 	else if (!strcmp(format, "json"))
 		render_json(r, out);
+	else if (!strcmp(format, "html"))
+		render_html(r, out);
 	else
-		return error("unknown format '%s' (md, csv or json)", format);
+		return error("unknown format '%s' (md, csv, json or html)",
+			     format);
 	return 0;
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define SHIMBENCH_VERSION "0.1.0"
+
 /* Exit codes, documented in README.md. Only cmd-*.c decide them. */
 enum {
 	EXIT_OK = 0,            /* success */

@@ -185,6 +185,13 @@ test_render(void)
 	table_render_md(&t, &b);
 	CHECK(strstr(b.buf, "pipe\\|x") != NULL);
 	CHECK(strstr(b.buf, "---: |") != NULL);
+	buf_reset(&b);
+	table_render_html(&t, &b);
+	CHECK(strstr(b.buf, "<th>value</th>") != NULL);
+	CHECK(strstr(b.buf, "<td>a,b &quot;q&quot;</td><td class=\"num\">1.5</td>") != NULL);
+	buf_reset(&b);
+	html_escape(&b, "<a href='x'>&</a>");
+	CHECK_STR(b.buf, "&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;");
 	buf_release(&b);
 	table_release(&t);
 	fmt_num(n, sizeof(n), 431.8625, 6);
