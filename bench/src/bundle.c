@@ -483,12 +483,25 @@ load_run(struct ingest *in, const cJSON *r, size_t idx, int allow_tampered)
 	if (nexpect) {
 		int ok = caps_verify(ir->err.buf, ir->err.len, expect, nexpect,
 				     &ir->vdetail);
+		const char *was = jstr(r, "verification");
+
 		ir->verification = xstrdup(ok ? "verified" : "unverified");
 		if (ok) {
 			buf_adds(&ir->vdetail, "found");
 			for (k = 0; k < nexpect; k++)
 				buf_addf(&ir->vdetail, "%s'%s'", k ? ", " : " ",
 					 expect[k]);
+		}
+		/*
+		 * A run recorded as unverified for a reason the raw files do
+		 * not hold (a failed capability probe) is never upgraded.
+		 */
+		if (ok && was && !strcmp(was, "unverified")) {
+			free(ir->verification);
+			ir->verification = xstrdup("unverified");
+			buf_addf(&ir->vdetail, "; recorded as unverified: %s",
+				 jstr(r, "verification_detail") ?
+				 jstr(r, "verification_detail") : "no reason");
 		}
 	} else {
 		ir->verification = jdup(r, "verification", "not-required");

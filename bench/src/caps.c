@@ -414,3 +414,75 @@ caps_verify(const char *text, size_t len, const char *const *markers,
 	buf_release(&missing);
 	return nmiss == 0 && !dyld;
 }
+
+/* Follows a dotted path ("shim.status") through nested objects. */
+static const cJSON *
+json_path(const cJSON *root, const char *path)
+{
+	char *copy = xstrdup(path), *part, *save = NULL;
+	const cJSON *cur = root;
+
+	for (part = strtok_r(copy, ".", &save); part && cur;
+	     part = strtok_r(NULL, ".", &save))
+		cur = cJSON_IsObject(cur) ?
+			cJSON_GetObjectItemCaseSensitive(cur, part) : NULL;
+	free(copy);
+	return cur;
+}
+
+int
+caps_check_probe(const char *probe_out, size_t len, const char *expect_json,
+		 struct buf *detail)
+{
+	cJSON *out = cJSON_ParseWithLength(probe_out, len);
+	cJSON *want = cJSON_Parse(expect_json ? expect_json : "{}");
+	const cJSON *w;
+	int ok = 1, n = 0;
+
+	if (!cJSON_IsObject(out)) {
+		buf_adds(detail, "probe output is not a JSON object");
+		cJSON_Delete(out);
+		cJSON_Delete(want);
+		return -1;
+	}
+	cJSON_ArrayForEach(w, want) {
+		const cJSON *got = json_path(out, w->string);
+		char *ws = cJSON_PrintUnformatted(w);
+		char *gs = got ? cJSON_PrintUnformatted(got) : NULL;
+
+		buf_adds(detail, n++ ? ", " : "probe: ");
+		if (got && cJSON_Compare(got, w, 1)) {
+			buf_addf(detail, "%s = %s", w->string, gs);
+		} else {
+			ok = 0;
+			buf_addf(detail, "%s is %s, expected %s", w->string,
+				 gs ? gs : "missing", ws);
+		}
+		cJSON_free(ws);
+		cJSON_free(gs);
+	}
+	cJSON_Delete(out);
+	cJSON_Delete(want);
+	return ok;
+}
+
+char *
+caps_with_probe(const char *caps_json, const char *probe_out, size_t len)
+{
+	cJSON *caps = cJSON_Parse(caps_json ? caps_json : "{}");
+	cJSON *probe = cJSON_ParseWithLength(probe_out, len);
+	char *text, *ret;
+
+	if (!cJSON_IsObject(caps)) {
+		cJSON_Delete(caps);
+		caps = cJSON_CreateObject();
+	}
+	if (!probe)
+		probe = cJSON_CreateString("(not JSON)");
+	cJSON_AddItemToObject(caps, "probe", probe);
+	text = cJSON_PrintUnformatted(caps);
+	ret = xstrdup(text ? text : "{}");
+	cJSON_free(text);
+	cJSON_Delete(caps);
+	return ret;
+}

@@ -38,4 +38,20 @@ int caps_missing_markers(const char *text, size_t len,
  */
 int caps_verify(const char *text, size_t len, const char *const *markers,
 		size_t n, struct buf *detail);
+
+/*
+ * A capability probe's verdict: probe_out is its stdout (JSON, e.g. the
+ * shim's metal-capabilities), expect_json an object mapping dotted paths
+ * ("supportsFamily.1009", "shim.status") to the JSON value each must
+ * have. Returns 1 when every path has its value, 0 when one differs or is
+ * missing, -1 when the output is not JSON; detail (a struct buf *) says
+ * what was found or what differed.
+ */
+int caps_check_probe(const char *probe_out, size_t len,
+		     const char *expect_json, struct buf *detail);
+
+/* caps_json with the probe's parsed output added as "probe" (malloc'd). */
+char *caps_with_probe(const char *caps_json, const char *probe_out,
+		      size_t len);
+
 #endif

@@ -192,12 +192,93 @@ struct run_state {
 	int *model_bad;
 	int64_t *artifact_ids;
 	const char *bundle;
+	char **probe_out;      /* per variant: the probe's stdout, or NULL */
+	int *probe_ok;         /* per variant: 1 passed, 0 failed */
+	struct buf *probe_detail;
 	int quiet, tty;
 	int failures, unverified, interrupted;
 	double started, proc_time;
 	int done;
 	struct buf problems;
 };
+
+/*
+ * The environment a variant's processes get: its own variables, and the
+ * injected library in LD_PRELOAD (DYLD_INSERT_LIBRARIES on macOS),
+ * appended to an inherited value when the variant says so. The returned
+ * vector borrows from v except *inj, which the caller frees with it.
+ */
+static const char **
+variant_env(const struct plan_variant *v, const struct plan_target *t,
+	    char **inj)
+{
+	const char **env;
+	size_t i, n = 0;
+
+	for (i = 0; v->env_set[i]; i++)
+		;
+	env = xcalloc(i + 2, sizeof(char *));
+	for (i = 0; v->env_set[i]; i++)
+		env[n++] = v->env_set[i];
+	*inj = NULL;
+	if (v->inject_lib) {
+		const char *var = transport_is_macos(t) ?
+			"DYLD_INSERT_LIBRARIES" : "LD_PRELOAD";
+		const char *old = getenv(var);
+		*inj = v->inject_append && old && *old ?
+			xstrfmt("%s=%s:%s", var, old, v->inject_lib) :
+			xstrfmt("%s=%s", var, v->inject_lib);
+		env[n++] = *inj;
+	}
+	env[n] = NULL;
+	return env;
+}
+
+/*
+ * Runs a variant's capability probe (e.g. the shim's metal-capabilities)
+ * through its target with the variant's environment, and checks its JSON
+ * output against the expected values. Sets *ok (1 passed, 0 not) and
+ * returns the probe's stdout (malloc'd); detail says what it found.
+ */
+static char *
+run_probe(const struct plan_variant *v, const struct plan_target *t,
+	  int *ok, struct buf *detail)
+{
+	struct transport_cmd tc = { 0 };
+	struct proc pr = PROC_INIT;
+	char *inj = NULL, *out = NULL;
+	const char **env = variant_env(v, t, &inj);
+	int rc;
+
+	*ok = 0;
+	if (transport_wrap(t, (const char *const *)v->probe_argv, env,
+			   (const char *const *)v->env_unset, &tc) < 0) {
+		buf_addf(detail, "probe: %s", error_last());
+		goto cleanup;
+	}
+	pr.argv = (const char *const *)tc.argv;
+	pr.env_set = (const char *const *)tc.env_set;
+	pr.env_unset = (const char *const *)tc.env_unset;
+	pr.timeout = 120;
+	pr.mem_cap = 1u << 20;
+	proc_run(&pr);
+	if (pr.status != 0) {
+		buf_adds(detail, "probe '");
+		buf_adds(detail, v->probe_argv[0]);
+		buf_adds(detail, "' failed: ");
+		proc_describe(&pr, detail);
+		goto cleanup;
+	}
+	rc = caps_check_probe(pr.out.buf, pr.out.len, v->probe_expect, detail);
+	*ok = rc == 1;
+	out = xstrndup(pr.out.buf, pr.out.len);
+cleanup:
+	proc_release(&pr);
+	transport_cmd_free(&tc);
+	free(env);
+	free(inj);
+	return out;
+}
 
 static const char *
 run_status(const struct proc *pr, int parse_rc, const struct lb_output *lb,
@@ -256,7 +337,7 @@ run_one(struct run_state *st, const struct job *j, int seq, int total)
 	char out_sha[65] = "", err_sha[65] = "", elapsed[16], left[16];
 	char *caps = NULL, *inj = NULL;
 	const char *status, *verification = "not-required";
-	size_t na = 0, ne = 0, i;
+	size_t na = 0, i;
 	int parse_rc, ret = 0;
 	int64_t run_id = 0;
 
@@ -273,21 +354,7 @@ run_one(struct run_state *st, const struct job *j, int seq, int total)
 	argv[na++] = "-o";
 	argv[na++] = "jsonl";
 	argv[na] = NULL;
-	for (i = 0; v->env_set[i]; i++)
-		;
-	env = xcalloc(i + 2, sizeof(char *));
-	for (i = 0; v->env_set[i]; i++)
-		env[ne++] = v->env_set[i];
-	if (v->inject_lib) {
-		const char *var = transport_is_macos(t) ?
-			"DYLD_INSERT_LIBRARIES" : "LD_PRELOAD";
-		const char *old = getenv(var);
-		inj = v->inject_append && old && *old ?
-			xstrfmt("%s=%s:%s", var, old, v->inject_lib) :
-			xstrfmt("%s=%s", var, v->inject_lib);
-		env[ne++] = inj;
-	}
-	env[ne] = NULL;
+	env = variant_env(v, t, &inj);
 	json_strv(&argvj, argv);
 	json_env(&envj, env, (const char *const *)v->env_unset);
 	if (transport_wrap(t, argv, env, (const char *const *)v->env_unset,
@@ -322,10 +389,22 @@ run_one(struct run_state *st, const struct job *j, int seq, int total)
 	if (pr.interrupted)
 		st->interrupted = 1;
 	caps = caps_parse(pr.err.buf, pr.err.len);
-	if (v->nexpect) {
+	if (v->probe_argv && st->probe_out[j->variant]) {
+		char *c = caps_with_probe(caps, st->probe_out[j->variant],
+					  strlen(st->probe_out[j->variant]));
+		free(caps);
+		caps = c;
+	}
+	if (v->nexpect || v->probe_argv) {
 		int ok = caps_verify(pr.err.buf, pr.err.len,
 				     (const char *const *)v->expect,
 				     v->nexpect, &vdetail);
+		if (v->probe_argv) {
+			struct buf *pd = &st->probe_detail[j->variant];
+			ok = ok && st->probe_ok[j->variant];
+			buf_addf(&vdetail, "%s%s", vdetail.len ? "; " : "",
+				 pd->buf);
+		}
 		verification = ok ? "verified" : "unverified";
 		if (!ok) {
 			st->unverified++;
@@ -660,6 +739,24 @@ cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 				   &st.artifact_ids[i]);
 	}
 
+	/* Capability probes: once per variant, before its processes. */
+	st.probe_out = xcalloc(plan.nvariants, sizeof(char *));
+	st.probe_ok = xcalloc(plan.nvariants, sizeof(int));
+	st.probe_detail = xcalloc(plan.nvariants, sizeof(struct buf));
+	for (i = 0; i < plan.nvariants; i++) {
+		const struct plan_variant *v = &plan.variants[i];
+
+		buf_init(&st.probe_detail[i], 0);
+		if (!v->probe_argv)
+			continue;
+		st.probe_out[i] = run_probe(v, plan_target(&plan, v->target),
+					    &st.probe_ok[i],
+					    &st.probe_detail[i]);
+		if (!ctx->quiet)
+			fprintf(stderr, "variant %s: %s %s\n", v->name,
+				st.probe_ok[i] ? "probe ok:" : "PROBE FAILED:",
+				st.probe_detail[i].buf);
+	}
 	jobs = schedule(&plan, seed, &njobs);
 	if (!ctx->quiet)
 		fprintf(stderr, "session %lld: %zu processes, %s order, seed "
@@ -727,6 +824,13 @@ cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 cleanup:
 	free(jobs);
+	for (i = 0; st.probe_out && i < plan.nvariants; i++) {
+		free(st.probe_out[i]);
+		buf_release(&st.probe_detail[i]);
+	}
+	free(st.probe_out);
+	free(st.probe_ok);
+	free(st.probe_detail);
 	for (i = 0; st.fps && i < plan.ntargets; i++)
 		free(st.fps[i]);
 	free(st.fps);

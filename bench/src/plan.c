@@ -213,7 +213,9 @@ static int
 load_variants(struct plan *p, const cJSON *arr)
 {
 	static const char *const keys[] = { "name", "target", "role", "env",
-					    "unset", "inject", "expect", NULL };
+					    "unset", "inject", "expect", "probe",
+					    NULL };
+	static const char *const pkeys[] = { "argv", "expect", NULL };
 	static const char *const ikeys[] = { "library", "sha256", "env",
 					     "append", NULL };
 	const cJSON *v;
@@ -270,6 +272,31 @@ load_variants(struct plan *p, const cJSON *arr)
 		if (str_array(cJSON_GetObjectItemCaseSensitive(v, "expect"),
 			      ipath, &pv->expect, &pv->nexpect) < 0)
 			return -1;
+		inj = cJSON_GetObjectItemCaseSensitive(v, "probe");
+		if (inj) {
+			const cJSON *ex = cJSON_GetObjectItemCaseSensitive(inj,
+									   "expect");
+			size_t nargv = 0;
+			char *txt;
+
+			snprintf(ipath, sizeof(ipath), "%s.probe", path);
+			if (only_keys(inj, ipath, pkeys) < 0)
+				return -1;
+			snprintf(ipath, sizeof(ipath), "%s.probe.argv", path);
+			if (str_array(cJSON_GetObjectItemCaseSensitive(inj, "argv"),
+				      ipath, &pv->probe_argv, &nargv) < 0)
+				return -1;
+			if (nargv == 0)
+				return error("plan: '%s' must name the probe "
+					     "program", ipath);
+			if (!cJSON_IsObject(ex) || !ex->child)
+				return error("plan: '%s.probe.expect' must be a "
+					     "non-empty object of JSON paths and "
+					     "values", path);
+			txt = cJSON_PrintUnformatted(ex);
+			pv->probe_expect = xstrdup(txt);
+			cJSON_free(txt);
+		}
 		inj = cJSON_GetObjectItemCaseSensitive(v, "inject");
 		if (inj) {
 			const cJSON *ap;
@@ -478,6 +505,8 @@ plan_free(struct plan *p)
 		free(v->inject_lib);
 		free(v->inject_sha256);
 		strv_free(v->expect);
+		strv_free(v->probe_argv);
+		free(v->probe_expect);
 	}
 	free(p->models);
 	free(p->targets);

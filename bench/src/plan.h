@@ -37,6 +37,8 @@ struct plan_variant {
 	int inject_append;   /* append to an existing LD_PRELOAD/DYLD_INSERT_LIBRARIES */
 	char **expect;       /* markers, NULL-terminated */
 	size_t nexpect;
+	char **probe_argv;   /* capability probe to run first, or NULL */
+	char *probe_expect;  /* JSON object: dotted path -> expected value */
 };
 
 struct plan {

@@ -74,6 +74,34 @@ grep_in "$WORK/err" "likely causes" "says the likely causes"
 grep_in "$WORK/out" "Excluded: injection not verified" "report lists the unverified run apart"
 [ "$(count "select status from sessions where id=2")" = failed ] && ok "session 2 failed" || not_ok "session 2 status"
 
+# 3b. A capability probe run under the variant's environment before its
+#     processes: passes with the library injected, fails without it.
+cat >"$WORK/probe.json" <<JSON
+{"models":[{"name":"tiny","path":"$MODEL"}], "targets":{"here":{}},
+ "variants":[
+   {"name":"probed","target":"here","role":"shim",
+    "inject":{"library":"$LIB","sha256":"$LIBSHA"},
+    "expect":["[shimbench-test-preload] Enabled for"],
+    "probe":{"argv":["$FIXTURES/fake-probe.sh"],"expect":{"shim.loaded":true,"supportsFamily.1009":true}}},
+   {"name":"probe-fails","target":"here","role":"other",
+    "probe":{"argv":["$FIXTURES/fake-probe.sh"],"expect":{"shim.loaded":true}}}],
+ $ARGS, "order":"grouped"}
+JSON
+expect_code 1 "a failing probe fails the session" "$SHIMBENCH" --db "$WORK/pr.db" run --bundle "$WORK/bp" "$WORK/probe.json"
+grep_in "$WORK/err" "variant probed: probe ok: probe: shim.loaded = true, supportsFamily.1009 = true" "probe passes with the library"
+grep_in "$WORK/err" "probe: shim.loaded is false, expected true" "probe failure says what differed"
+pv() { sqlite3 "$WORK/pr.db" "select verification from runs where variant='$1'"; }
+[ "$(pv probed)" = verified ] && ok "probed variant verified" || not_ok "probed: $(pv probed)"
+[ "$(pv probe-fails)" = unverified ] && ok "variant with a failing probe unverified" || not_ok "probe-fails: $(pv probe-fails)"
+sqlite3 "$WORK/pr.db" "select capabilities_json from runs where variant='probed'" | grep -q '"probe":{"device":"fake"' \
+	&& ok "probe output kept with the run's capabilities" || not_ok "no probe output stored"
+expect_code 0 "the probed bundle imports" "$SHIMBENCH" --db "$WORK/pr2.db" import "$WORK/bp"
+[ "$(sqlite3 "$WORK/pr2.db" "select verification from runs where variant='probe-fails'")" = unverified ] \
+	&& ok "re-import never upgrades a probe failure" || not_ok "probe failure lost on import"
+echo '{"models":[{"name":"t","path":"/x"}],"targets":{"h":{}},"variants":[{"name":"v","target":"h","probe":{"argv":[],"expect":{"a":1}}}]}' >"$WORK/badprobe.json"
+expect_code 2 "probe without a program" "$SHIMBENCH" --db "$WORK/pr.db" run "$WORK/badprobe.json"
+grep_in "$WORK/err" "variants[0].probe.argv' must name the probe program" "names the key"
+
 # 4. A library with the wrong hash: refused before any process starts.
 before=$(count "select count(*) from runs")
 sed "s/$LIBSHA/$(printf '0%.0s' $(seq 64))/" "$WORK/two.json" >"$WORK/badlib.json"
