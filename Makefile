@@ -32,6 +32,7 @@ LIB_OBJS =
 LIB_OBJS += util.o
 LIB_OBJS += hash.o
 LIB_OBJS += llamabench.o
+LIB_OBJS += mlxlm.o
 LIB_OBJS += caps.o
 LIB_OBJS += store.o
 LIB_OBJS += stats.o

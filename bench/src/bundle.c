@@ -4,6 +4,7 @@
 #include "fingerprint.h"
 #include "hash.h"
 #include "llamabench.h"
+#include "mlxlm.h"
 #include "report.h"
 #include "store.h"
 #include "util.h"
@@ -468,7 +469,9 @@ load_run(struct ingest *in, const cJSON *r, size_t idx, int allow_tampered)
 		free(expect);
 		return rc;
 	}
-	if (lb_parse(ir->out.buf, ir->out.len, ir->stdout_name, &ir->lb) < 0) {
+	if ((!strcmp(ir->runtime, "mlx-lm") ?
+	     mlx_parse(ir->out.buf, ir->out.len, ir->stdout_name, &ir->lb) :
+	     lb_parse(ir->out.buf, ir->out.len, ir->stdout_name, &ir->lb)) < 0) {
 		free(expect);
 		return -1;
 	}

@@ -408,12 +408,20 @@ shim_checks(struct store *s, const char *cand_text, double floor,
 				char *name = xstrfmt("shim run %lld (%s %s)",
 					(long long)rows[i].run_id, rows[i].model,
 					rows[i].test);
+				const char *why =
+					!strcmp(rows[i].verification, "unverified") ?
+					"the injection did not take effect" :
+					!strcmp(rows[i].verification, "not-required") ?
+					"nothing proves the injection took effect "
+					"(the variant expects no markers)" :
+					"the run did not complete";
 				add_check(c, n, "shim-verified", name, GATE_REGRESSION,
 					  xstrfmt("shim run %lld of session %lld is "
-						  "%s, status %s: the injection did not "
-						  "take effect", (long long)rows[i].run_id,
+						  "%s, status %s: %s",
+						  (long long)rows[i].run_id,
 						  (long long)rows[i].session_id,
-						  rows[i].verification, rows[i].run_status));
+						  rows[i].verification, rows[i].run_status,
+						  why));
 				free(name);
 				bad++;
 				continue;

@@ -11,6 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Runtimes as the published tables name them. */
+static const char *
+runtime_display(const char *runtime)
+{
+	return !strcmp(runtime, "mlx-lm") ? "MLX-LM" : runtime;
+}
+
 static void
 cell_add(struct rep_cell *c, const struct store_result *r, int new_run)
 {
@@ -116,7 +123,7 @@ report_build(struct store *s, const struct selection *sel, struct report *out)
 			e->variant = xstrdup(r->variant);
 			e->workload = xstrfmt("%s (%s)", *r->model_label ?
 					      r->model_label : r->model,
-					      r->runtime);
+					      runtime_display(r->runtime));
 			e->reason = xstrdup("injection not verified");
 			last_run = r->run_id;
 			continue;
@@ -209,7 +216,7 @@ report_stock_to_host(const struct rep_workload *w)
 static char *
 workload_name(const struct rep_workload *w)
 {
-	return xstrfmt("%s (%s)%s", w->label, w->runtime,
+	return xstrfmt("%s (%s)%s", w->label, runtime_display(w->runtime),
 		       w->tampered ? " [tampered]" : "");
 }
 

@@ -12,22 +12,22 @@ count() { sqlite3 "$DB" "select count(*) from $1"; }
 
 expect_code 0 "import both evidence sets" \
 	"$SHIMBENCH" --db "$DB" import --mapping "$M1" --mapping "$M2" "$E1" "$E2"
-grep_in "$WORK/out" "as session 1: 4 runs, 8 results, 80 samples" "first set: 4 runs"
+grep_in "$WORK/out" "as session 1: 6 runs, 12 results, 120 samples" "first set: 4 llama-bench and 2 MLX-LM runs"
 grep_in "$WORK/out" "as session 2: 3 runs, 6 results, 60 samples" "second set: 3 runs"
-[ "$(count samples)" = 140 ] && ok "140 samples stored" || not_ok "samples: $(count samples)"
+[ "$(count samples)" = 180 ] && ok "180 samples stored" || not_ok "samples: $(count samples)"
 [ "$(sqlite3 "$DB" "select count(*) from runs where verification='verified' and variant='shim'")" = 2 ] \
 	&& ok "both shim runs injection-verified" || not_ok "shim runs not verified"
 
 expect_code 0 "report --format csv" "$SHIMBENCH" --db "$DB" report --format csv
 cp "$WORK/out" "$WORK/report.csv"
-# Every llama.cpp median and ratio of the published results.csv, to the
+# Every median and ratio of the published results.csv (llama.cpp and
+# MLX-LM rows), to the
 # printed precision of each published value.
 compare_csv() {
 	awk -F, -v mine="$WORK/report.csv" '
 	function dec(s) { return index(s, ".") ? length(s) - index(s, ".") : 0 }
 	BEGIN { while ((getline line < mine) > 0) { split(line, f, ","); m[f[1] "|" f[2]] = line } }
 	FNR == 1 { next }
-	$1 !~ /llama\.cpp/ { next }
 	{
 		key = $1 "|" $2
 		if (!(key in m)) { print "missing row " key; bad++; next }
@@ -54,27 +54,28 @@ grep_in "$WORK/out" "| TinyLlama 1.1B Q4_K_M (llama.cpp)   | pp512 | 4871.99" "m
 grep_in "$WORK/out" "hooked-superseded" "superseded runs listed as their own variant"
 grep_in "$WORK/out" "11.08×" "guest speedup shown"
 expect_code 0 "report --format json" "$SHIMBENCH" --db "$DB" report --format json
-check "json report parses" python3 -c "import json,sys; d=json.load(open('$WORK/out')); assert len(d['workloads'])==4"
+check "json report parses" python3 -c "import json,sys; d=json.load(open('$WORK/out')); assert len(d['workloads'])==6"
 expect_code 0 "report -o file" "$SHIMBENCH" --db "$DB" report --format csv -o "$WORK/r.csv"
 check "report file equals stdout csv" cmp -s "$WORK/r.csv" "$WORK/report.csv"
 
 (cd "$TOP" && expect_code 0 "reproduce passes" "$SHIMBENCH" --db "$DB" reproduce)
-grep_in "$WORK/out" "figures: 20 pass, 0 fail, 6 missing" "20 llama.cpp figures pass, MLX missing"
+grep_in "$WORK/out" "figures: 26 pass, 0 fail, 0 missing" "all 26 published figures pass, MLX-LM included"
 (cd "$TOP" && expect_code 0 "reproduce --exact passes" "$SHIMBENCH" --db "$DB" reproduce --exact)
-(cd "$TOP" && expect_code 1 "reproduce --require-all fails on missing MLX figures" \
-	"$SHIMBENCH" --db "$DB" reproduce --require-all)
+(cd "$TOP" && expect_code 0 "reproduce --require-all passes" "$SHIMBENCH" --db "$DB" reproduce --require-all)
+(cd "$TOP" && expect_code 1 "reproduce --require-all fails when MLX-LM runs are not selected" \
+	"$SHIMBENCH" --db "$DB" reproduce --require-all --select runtime=llama.cpp)
 
 # An installed binary finds the figures it ships, from any directory.
 mkdir -p "$WORK/inst/bin" "$WORK/inst/share/shimbench"
 cp "$SHIMBENCH" "$WORK/inst/bin/"
 cp "$TOP/evidence/published/figures.json" "$TOP/models/manifest.json" "$WORK/inst/share/shimbench/"
 (cd / && expect_code 0 "installed reproduce from / finds share/shimbench" "$WORK/inst/bin/shimbench" --db "$DB" reproduce)
-grep_in "$WORK/out" "figures: 20 pass" "installed copy of the figures used"
+grep_in "$WORK/out" "figures: 26 pass" "installed copy of the figures used"
 
 # Importing the same content again stores nothing.
 expect_code 0 "second import" "$SHIMBENCH" --db "$DB" import --mapping "$M1" "$E1"
 grep_in "$WORK/out" "already imported as session 1" "re-import says which session"
-[ "$(count sessions)" = 2 ] && [ "$(count samples)" = 140 ] && ok "no duplicates" || not_ok "duplicated"
+[ "$(count sessions)" = 2 ] && [ "$(count samples)" = 180 ] && ok "no duplicates" || not_ok "duplicated"
 
 # One flipped byte: refused, named, nothing stored.
 T=$WORK/tampered

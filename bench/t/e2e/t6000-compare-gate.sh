@@ -63,7 +63,7 @@ if need_shared "gate on the published evidence"; then
 		"$EVIDENCE/cua-lume-2026-08-09-m1-ultra" "$EVIDENCE/cua-lume-2026-08-10-m1-ultra-gemma4"
 	for mode in detect prove; do
 		expect_code 0 "TinyLlama shim vs stock passes ($mode)" \
-			SB gate --mode $mode --baseline session=1,variant=stock --candidate session=1,variant=shim
+			SB gate --mode $mode --baseline session=1,runtime=llama.cpp,variant=stock --candidate session=1,runtime=llama.cpp,variant=shim
 		grep_in "$WORK/out" "× faster" "reported as an improvement ($mode)"
 		check "never a regression ($mode)" sh -c "! grep -q regression '$WORK/out'"
 		expect_code 0 "TinyLlama session against itself ($mode)" \
@@ -72,32 +72,35 @@ if need_shared "gate on the published evidence"; then
 			SB gate --mode $mode --baseline session=2 --candidate session=2
 	done
 	expect_code 0 "resampled power on the published shim pp512 spread" \
-		SB calibrate --from session=1,variant=shim,test=pp512 --simulate 5 --threshold 4 --trials 200 --format csv
+		SB calibrate --from session=1,runtime=llama.cpp,variant=shim,test=pp512 --simulate 5 --threshold 4 --trials 200 --format csv
 	grep_in "$WORK/out" "K=1: 200/200" "a 5 % pp512 regression is detected every time at K=1"
 	grep_in "$WORK/out" "K=1: 0/200; K=3: 0/200; K=5: 0/200" "and A/A never alarms"
 	expect_code 2 "bad --simulate" SB calibrate --from session=1 --simulate 150
-	expect_code 0 "compare shim vs stock" SB compare session=1,variant=stock session=1,variant=shim --format json
+	expect_code 0 "compare shim vs stock" SB compare session=1,runtime=llama.cpp,variant=stock session=1,runtime=llama.cpp,variant=shim --format json
 	check "both workloads faster, ratio > 10" python3 -c "
 import json; d = json.load(open('$WORK/out'))
 assert len(d) == 2 and all(r['verdict'] == 'faster' and r['ratio'] > 10 for r in d)"
 	expect_code 1 "stock vs shim the other way: regression" \
-		SB gate --baseline session=1,variant=shim --candidate session=1,variant=stock
+		SB gate --baseline session=1,runtime=llama.cpp,variant=shim --candidate session=1,runtime=llama.cpp,variant=stock
 	expect_code 0 "shim floor 5x holds, every shim run verified" \
-		SB gate --candidate session=1 --shim-floor 5 --junit "$WORK/s.xml"
+		SB gate --candidate session=1,runtime=llama.cpp --shim-floor 5 --junit "$WORK/s.xml"
 	check "shim JUnit validates" xmllint --noout --schema "$XSD" "$WORK/s.xml"
-	expect_code 1 "shim floor 50x fails with the reason" SB gate --candidate session=1 --shim-floor 50
+	expect_code 1 "shim floor 50x fails with the reason" SB gate --candidate session=1,runtime=llama.cpp --shim-floor 50
 	grep_in "$WORK/out" "below the floor 50×" "names the floor"
+	expect_code 1 "MLX-LM shim runs carry no injection proof: the shim gate fails" \
+		SB gate --candidate session=1,runtime=mlx-lm --shim-floor 1
+	grep_in "$WORK/out" "nothing proves the injection took effect" "and says why"
 	expect_code 2 "mixed variants against one variant is refused" \
-		SB gate --baseline session=1 --candidate session=1,variant=shim
+		SB gate --baseline session=1 --candidate session=1,runtime=llama.cpp,variant=shim
 	grep_in "$WORK/err" "mixes variants" "says why"
 	expect_code 4 "a 0.5 % threshold is below the noise: inconclusive" \
-		SB gate --baseline session=1,variant=hooked-superseded --candidate session=1,variant=shim --threshold 0.5
+		SB gate --baseline session=1,runtime=llama.cpp,variant=hooked-superseded --candidate session=1,runtime=llama.cpp,variant=shim --threshold 0.5
 	grep_in "$WORK/out" "is below what the data can resolve" "says the threshold cannot be resolved"
 	grep_in "$WORK/out" "processes per side would" "says how many processes would"
-	expect_code 3 "different models: nothing comparable" SB gate --baseline session=1,variant=stock --candidate session=2,variant=stock
+	expect_code 3 "different models: nothing comparable" SB gate --baseline session=1,runtime=llama.cpp,variant=stock --candidate session=2,variant=stock
 	expect_code 0 "history of the evidence" SB history --format csv
 	grep_in "$WORK/out" "guest/shim tinyllama-1.1b-q4_k_m pp512" "a series per variant and fingerprint"
-	expect_code 4 "calibrate needs 3 processes: inconclusive" SB calibrate --from session=1,variant=shim
+	expect_code 4 "calibrate needs 3 processes: inconclusive" SB calibrate --from session=1,runtime=llama.cpp,variant=shim
 	grep_in "$WORK/err" "calibration needs at least 3" "says why"
 fi
 expect_code 2 "bad mode" "$SHIMBENCH" gate --baseline session=1 --candidate session=2 --mode maybe

@@ -1,0 +1,116 @@
+/* MLX-LM benchmark output: the harness JSON and mlx_lm.benchmark stdout. */
+#include "test.h"
+#include "llamabench.h"
+#include "mlxlm.h"
+#include "stats.h"
+#include "util.h"
+
+static int
+parse_text(const char *text, struct lb_output *o)
+{
+	int rc;
+
+	error_silent++;
+	rc = mlx_parse(text, strlen(text), "inline", o);
+	error_silent--;
+	return rc;
+}
+
+static void
+test_benchmark_stdout(void)
+{
+	struct buf b = BUF_INIT;
+	struct lb_output o;
+
+	CHECK(buf_read_file(&b, "bench/t/fixtures/mlx/benchmark-stdout.txt") == 0);
+	CHECK(mlx_parse(b.buf, b.len, "stdout", &o) == 0);
+	CHECK(o.n == 2);
+	if (o.n == 2) {
+		CHECK_STR(o.rows[0].test, "pp512");
+		CHECK_STR(o.rows[1].test, "tg128");
+		CHECK(o.rows[0].n_samples == 3);
+		CHECK_NEAR(o.rows[0].samples_ts[1], 1662.48, 1e-9);
+		CHECK_NEAR(stats_median(o.rows[1].samples_ts, 3), 171.9, 1e-9);
+		CHECK_STR(o.rows[0].backends, "MLX");
+	}
+	lb_output_release(&o);
+	buf_release(&b);
+}
+
+static void
+test_harness_json(void)
+{
+	static const char json[] =
+		"{\"schema_version\":1,\"runtime\":{\"mlx_lm\":\"0.31.3\"},"
+		"\"model\":{\"id\":\"mlx-community/x\"},"
+		"\"configuration\":{\"prompt_tokens\":256,\"generation_tokens\":64},"
+		"\"samples\":[{\"prompt_tps\":10.5,\"generation_tps\":2.5},"
+		"{\"prompt_tps\":11.5,\"generation_tps\":3.5}]}";
+	struct lb_output o;
+
+	CHECK(parse_text(json, &o) == 0);
+	CHECK(o.n == 2);
+	if (o.n == 2) {
+		CHECK_STR(o.rows[0].test, "pp256");
+		CHECK_STR(o.rows[1].test, "tg64");
+		CHECK_STR(o.rows[0].build_commit, "mlx-lm 0.31.3");
+		CHECK_STR(o.rows[0].model_type, "mlx-community/x");
+		CHECK(o.rows[1].samples_ts[1] == 3.5);
+		CHECK(strstr(o.rows[0].raw_json, "\"samples\"") == NULL);
+	}
+	lb_output_release(&o);
+}
+
+static void
+test_rejects(void)
+{
+	struct lb_output o;
+
+	CHECK(parse_text("{\"configuration\":{\"prompt_tokens\":1,"
+			 "\"generation_tokens\":1},\"samples\":[{\"prompt_tps\":-1,"
+			 "\"generation_tps\":1}]}", &o) == -1);
+	CHECK(strstr(error_last(), "sample 1") != NULL);
+	lb_output_release(&o);
+	CHECK(parse_text("{\"samples\":[]}", &o) == -1);
+	lb_output_release(&o);
+	CHECK(parse_text("Running warmup..\nnothing else\n", &o) == -1);
+	lb_output_release(&o);
+	CHECK(parse_text("Timing with prompt_tokens=512, generation_tokens=128, "
+			 "batch_size=1.\nTrial 1:  prompt_tps=nan, generation_tps=1.0,"
+			 " peak_memory=1.0, total_time=1.0\n", &o) == -1);
+	lb_output_release(&o);
+}
+
+static void
+test_shared_evidence(void)
+{
+	const char *f = "../shared/evidence/cua-lume-2026-08-09-m1-ultra/"
+			"mlx-stock-10x.json";
+	struct buf b = BUF_INIT;
+	struct lb_output o;
+
+	if (!file_exists(f)) {
+		printf("SKIP shared evidence absent\n");
+		return;
+	}
+	CHECK(buf_read_file(&b, f) == 0);
+	CHECK(mlx_parse(b.buf, b.len, f, &o) == 0);
+	CHECK(o.n == 2);
+	if (o.n == 2) {
+		CHECK(o.rows[0].n_samples == 10);
+		/* the published stock-guest medians */
+		CHECK_NEAR(stats_median(o.rows[0].samples_ts, 10), 1656.5539, 5e-5);
+		CHECK_NEAR(stats_median(o.rows[1].samples_ts, 10), 172.0882, 5e-5);
+	}
+	lb_output_release(&o);
+	buf_release(&b);
+}
+
+static const struct test_case tests[] = {
+	{ "mlx_lm.benchmark stdout", test_benchmark_stdout },
+	{ "the published harness's JSON", test_harness_json },
+	{ "bad MLX-LM output is refused, naming the sample", test_rejects },
+	{ "the shared MLX-LM evidence gives the published medians", test_shared_evidence },
+};
+
+TEST_MAIN(tests)
