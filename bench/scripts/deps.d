@@ -14,3 +14,6 @@ c:strings                 binutils              -
 # Chromium in the tests
 c:gnuplot                 gnuplot-nox           gnuplot
 c:chromium                chromium              -
+# remote targets: the ssh transport's tests run a real sshd on loopback
+c:ssh                     openssh-client        -
+f:/usr/sbin/sshd          openssh-server        -

@@ -155,6 +155,91 @@ fmt_secs(char *out, size_t size, double s)
 	snprintf(out, size, "%d:%02d", t / 60, t % 60);
 }
 
+/* A merged transport's stdout: keep what comes before the separator. */
+static void
+cut_merged(const struct transport_cmd *tc, struct buf *out)
+{
+	const char *sep = "\n" TRANSPORT_SEPARATOR "\n", *p = NULL, *q;
+
+	if (!tc->merged)
+		return;
+	for (q = out->buf; (q = strstr(q, sep)); q++)
+		p = q;
+	if (p)
+		buf_setlen(out, (size_t)(p - out->buf));
+}
+
+/*
+ * Runs argv on target t (no extra environment) and returns 0 with its
+ * stdout in out, or -1 after error() naming what failed.
+ */
+static int
+target_capture(const struct plan_target *t, const char *const *argv,
+	       double timeout, const char *what, struct buf *out)
+{
+	struct transport_cmd tc;
+	struct proc p = PROC_INIT;
+	int ret = -1;
+
+	if (transport_wrap(t, argv, NULL, NULL, &tc) < 0)
+		return -1;
+	p.argv = (const char *const *)tc.argv;
+	p.env_set = (const char *const *)tc.env_set;
+	p.timeout = timeout;
+	if (proc_run(&p) < 0 || p.status != 0) {
+		struct buf d = BUF_INIT;
+		proc_describe(&p, &d);
+		error("%s on target '%s' failed: %s%s%.300s", what, t->name,
+		      d.buf, p.err.len ? ": " : "", p.err.buf);
+		buf_release(&d);
+		goto cleanup;
+	}
+	cut_merged(&tc, &p.out);
+	buf_add(out, p.out.buf, p.out.len);
+	ret = 0;
+cleanup:
+	proc_release(&p);
+	transport_cmd_free(&tc);
+	return ret;
+}
+
+/*
+ * SHA-256 of a file on the target: read here for a local target (models
+ * through the store's cache), by sha256sum or shasum on a remote one.
+ */
+static int
+target_sha256(struct store *s, const struct plan_target *t, const char *path,
+	      char hex[65])
+{
+	const char *argv[] = {
+		"/bin/sh", "-c",
+		"if command -v sha256sum >/dev/null 2>&1; then sha256sum -- \"$1\"; "
+		"else shasum -a 256 -- \"$1\"; fi", "sh", path, NULL,
+	};
+	struct buf out = BUF_INIT;
+	int ret = -1;
+
+	if (!transport_is_remote(t))
+		return s ? hash_file_cached(s, path, 0, hex) :
+			hash_file_sha256(path, hex);
+	if (target_capture(t, argv, 3600, "hashing", &out) < 0)
+		goto cleanup;
+	if (out.len < 64 || (out.buf[64] != ' ' && out.buf[64] != '\t')) {
+		error("target '%s': no SHA-256 for '%s'", t->name, path);
+		goto cleanup;
+	}
+	out.buf[64] = '\0';
+	if (!hash_is_sha256_hex(out.buf)) {
+		error("target '%s': no SHA-256 for '%s'", t->name, path);
+		goto cleanup;
+	}
+	memcpy(hex, out.buf, 65);
+	ret = 0;
+cleanup:
+	buf_release(&out);
+	return ret;
+}
+
 static int
 probe_target(const struct plan_target *t, char **fp, char **warnings)
 {
@@ -166,6 +251,7 @@ probe_target(const struct plan_target *t, char **fp, char **warnings)
 	if (transport_wrap(t, argv, NULL, NULL, &tc) < 0)
 		return -1;
 	p.argv = (const char *const *)tc.argv;
+	p.env_set = (const char *const *)tc.env_set;
 	p.timeout = 60;
 	if (proc_run(&p) < 0 || p.status != 0) {
 		struct buf d = BUF_INIT;
@@ -175,6 +261,7 @@ probe_target(const struct plan_target *t, char **fp, char **warnings)
 		buf_release(&d);
 		goto cleanup;
 	}
+	cut_merged(&tc, &p.out);
 	ret = fingerprint_parse(p.out.buf, p.out.len, fp, warnings);
 cleanup:
 	proc_release(&p);
@@ -192,6 +279,7 @@ struct run_state {
 	int *model_bad;
 	int64_t *artifact_ids;
 	const char *bundle;
+	int *macos;            /* per target: macOS (DYLD_INSERT_LIBRARIES) */
 	char **probe_out;      /* per variant: the probe's stdout, or NULL */
 	int *probe_ok;         /* per variant: 1 passed, 0 failed */
 	struct buf *probe_detail;
@@ -209,8 +297,7 @@ struct run_state {
  * vector borrows from v except *inj, which the caller frees with it.
  */
 static const char **
-variant_env(const struct plan_variant *v, const struct plan_target *t,
-	    char **inj)
+variant_env(const struct plan_variant *v, int macos, char **inj)
 {
 	const char **env;
 	size_t i, n = 0;
@@ -222,8 +309,8 @@ variant_env(const struct plan_variant *v, const struct plan_target *t,
 		env[n++] = v->env_set[i];
 	*inj = NULL;
 	if (v->inject_lib) {
-		const char *var = transport_is_macos(t) ?
-			"DYLD_INSERT_LIBRARIES" : "LD_PRELOAD";
+		const char *var = macos ? "DYLD_INSERT_LIBRARIES" :
+			"LD_PRELOAD";
 		const char *old = getenv(var);
 		*inj = v->inject_append && old && *old ?
 			xstrfmt("%s=%s:%s", var, old, v->inject_lib) :
@@ -242,12 +329,12 @@ variant_env(const struct plan_variant *v, const struct plan_target *t,
  */
 static char *
 run_probe(const struct plan_variant *v, const struct plan_target *t,
-	  int *ok, struct buf *detail)
+	  int macos, int *ok, struct buf *detail)
 {
 	struct transport_cmd tc = { 0 };
 	struct proc pr = PROC_INIT;
 	char *inj = NULL, *out = NULL;
-	const char **env = variant_env(v, t, &inj);
+	const char **env = variant_env(v, macos, &inj);
 	int rc;
 
 	*ok = 0;
@@ -262,6 +349,7 @@ run_probe(const struct plan_variant *v, const struct plan_target *t,
 	pr.timeout = 120;
 	pr.mem_cap = 1u << 20;
 	proc_run(&pr);
+	cut_merged(&tc, &pr.out);
 	if (pr.status != 0) {
 		buf_adds(detail, "probe '");
 		buf_adds(detail, v->probe_argv[0]);
@@ -354,7 +442,7 @@ run_one(struct run_state *st, const struct job *j, int seq, int total)
 	argv[na++] = "-o";
 	argv[na++] = "jsonl";
 	argv[na] = NULL;
-	env = variant_env(v, t, &inj);
+	env = variant_env(v, st->macos[ti], &inj);
 	json_strv(&argvj, argv);
 	json_env(&envj, env, (const char *const *)v->env_unset);
 	if (transport_wrap(t, argv, env, (const char *const *)v->env_unset,
@@ -379,6 +467,13 @@ run_one(struct run_state *st, const struct job *j, int seq, int total)
 		fflush(stderr);
 	}
 	proc_run(&pr);
+	if (tc.merged && transport_split(out_path, err_path) == 1) {
+		/* the capped copies come from the split files */
+		buf_reset(&pr.out);
+		buf_reset(&pr.err);
+		buf_read_file(&pr.out, out_path);
+		buf_read_file(&pr.err, err_path);
+	}
 	st->proc_time += pr.wall;
 	st->done++;
 
@@ -590,6 +685,14 @@ cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 	for (i = 0; i < plan.ntargets; i++) {
 		const char *want = plan.targets[i].llama_bench ?
 			plan.targets[i].llama_bench : plan.llama_bench;
+
+		if (transport_is_remote(&plan.targets[i])) {
+			/* found by the remote shell: the path or PATH */
+			st.lbs[i].name = xstrdup("llama-bench");
+			st.lbs[i].path = xstrdup(want ? want : "llama-bench");
+			st.lbs[i].where = "target";
+			continue;
+		}
 		if (tool_find("llama-bench", want, &st.lbs[i]) < 0) {
 			ret = EXIT_ENV;
 			goto cleanup;
@@ -601,8 +704,10 @@ cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 
 		if (!v->inject_lib)
 			continue;
-		if (hash_file_sha256(v->inject_lib, have) < 0) {
-			ret = EXIT_CHECK;
+		if (target_sha256(NULL, plan_target(&plan, v->target),
+				  v->inject_lib, have) < 0) {
+			/* unreadable or unreachable: not a mismatch */
+			ret = EXIT_ENV;
 			goto cleanup;
 		}
 		if (strcasecmp(have, v->inject_sha256)) {
@@ -613,19 +718,12 @@ cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 			goto cleanup;
 		}
 	}
-	for (i = 0; i < plan.ntargets; i++)
-		if (strcmp(plan.targets[i].transport, "local")) {
-			error("target '%s': transport '%s' is not available in "
-			      "this version (only 'local')",
-			      plan.targets[i].name, plan.targets[i].transport);
-			ret = EXIT_USAGE;
-			goto cleanup;
-		}
 	if (store_open(&st.s, ctx->db_path) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
 	st.fps = xcalloc(plan.ntargets, sizeof(char *));
+	st.macos = xcalloc(plan.ntargets, sizeof(int));
 	st.env_ids = xcalloc(plan.ntargets, sizeof(int64_t));
 	buf_adds(&warnings, "[");
 	for (i = 0; i < plan.ntargets; i++) {
@@ -638,7 +736,12 @@ cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 				     st.lbs[i].path);
 		free(st.fps[i]);
 		st.fps[i] = fp;
-		if (tool_binary_sha256(&st.lbs[i], sha) == 0) {
+		st.macos[i] = strstr(st.fps[i], "\"os_name\":\"macOS\"") != NULL;
+		if (transport_is_remote(&plan.targets[i]) ?
+		    (strchr(st.lbs[i].path, '/') &&
+		     target_sha256(NULL, &plan.targets[i], st.lbs[i].path,
+				   sha) == 0) :
+		    tool_binary_sha256(&st.lbs[i], sha) == 0) {
 			fp = fingerprint_set(st.fps[i], "llama_bench_sha256", sha);
 			free(st.fps[i]);
 			st.fps[i] = fp;
@@ -717,26 +820,41 @@ cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		const struct plan_model *m = &plan.models[i];
 		char have[65];
 
-		if (!ctx->quiet)
-			fprintf(stderr, "verifying model '%s' (%s)\n", m->name,
-				m->path);
-		if (hash_file_cached(st.s, m->path, 0, have) < 0) {
-			st.model_bad[i] = 1;
-			buf_addf(&st.problems, "model '%s': cannot read '%s'\n",
-				 m->name, m->path);
-			continue;
+		size_t k, vv;
+
+		for (k = 0; k < plan.ntargets && !st.model_bad[i]; k++) {
+			const struct plan_target *t = &plan.targets[k];
+
+			for (vv = 0; vv < plan.nvariants; vv++)
+				if (!strcmp(plan.variants[vv].target, t->name))
+					break;
+			if (vv == plan.nvariants)
+				continue;	/* no variant runs here */
+			if (!ctx->quiet)
+				fprintf(stderr, "verifying model '%s' (%s) on "
+					"target '%s'\n", m->name, m->path,
+					t->name);
+			if (target_sha256(st.s, t, m->path, have) < 0) {
+				st.model_bad[i] = 1;
+				buf_addf(&st.problems, "model '%s': cannot read "
+					 "'%s' on target '%s'\n", m->name,
+					 m->path, t->name);
+				break;
+			}
+			if (m->sha256 && strcasecmp(have, m->sha256)) {
+				error("model '%s': '%s' on target '%s' has "
+				      "SHA-256 %s, expected %s; skipping its "
+				      "runs", m->name, m->path, t->name, have,
+				      m->sha256);
+				buf_addf(&st.problems, "model '%s': SHA-256 "
+					 "mismatch\n", m->name);
+				st.model_bad[i] = 1;
+				break;
+			}
+			if (!st.artifact_ids[i])
+				store_artifact_add(st.s, have, "model", m->path,
+						   -1, NULL, &st.artifact_ids[i]);
 		}
-		if (m->sha256 && strcasecmp(have, m->sha256)) {
-			error("model '%s': '%s' has SHA-256 %s, expected %s; "
-			      "skipping its runs", m->name, m->path, have,
-			      m->sha256);
-			buf_addf(&st.problems, "model '%s': SHA-256 mismatch\n",
-				 m->name);
-			st.model_bad[i] = 1;
-			continue;
-		}
-		store_artifact_add(st.s, have, "model", m->path, -1, NULL,
-				   &st.artifact_ids[i]);
 	}
 
 	/* Capability probes: once per variant, before its processes. */
@@ -749,7 +867,8 @@ cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		buf_init(&st.probe_detail[i], 0);
 		if (!v->probe_argv)
 			continue;
-		st.probe_out[i] = run_probe(v, plan_target(&plan, v->target),
+		const struct plan_target *pt = plan_target(&plan, v->target);
+		st.probe_out[i] = run_probe(v, pt, st.macos[pt - plan.targets],
 					    &st.probe_ok[i],
 					    &st.probe_detail[i]);
 		if (!ctx->quiet)
@@ -834,6 +953,7 @@ cleanup:
 	for (i = 0; st.fps && i < plan.ntargets; i++)
 		free(st.fps[i]);
 	free(st.fps);
+	free(st.macos);
 	free(st.env_ids);
 	free(st.model_bad);
 	free(st.artifact_ids);

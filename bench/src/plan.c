@@ -165,7 +165,8 @@ static int
 load_targets(struct plan *p, const cJSON *obj)
 {
 	static const char *const keys[] = { "transport", "host", "user", "vm",
-					    "llama_bench", "timeout", NULL };
+					    "llama_bench", "timeout", "port",
+					    "ssh_options", NULL };
 	static const char *const transports[] = { "local", "ssh", "lume",
 						  "tart", NULL };
 	const cJSON *t, *v;
@@ -198,6 +199,28 @@ load_targets(struct plan *p, const cJSON *obj)
 			return error("plan: '%s.timeout' must be a positive "
 				     "number of seconds", path);
 		pt->timeout = v ? v->valuedouble : 0;
+		v = cJSON_GetObjectItemCaseSensitive(t, "port");
+		if (v && (!cJSON_IsNumber(v) || v->valuedouble < 1 ||
+			  v->valuedouble > 65535 ||
+			  v->valuedouble != (int)v->valuedouble))
+			return error("plan: '%s.port' must be a port number",
+				     path);
+		pt->port = v ? (int)v->valuedouble : 0;
+		{
+			char opath[160];
+			size_t nopt = 0;
+			snprintf(opath, sizeof(opath), "%s.ssh_options", path);
+			if (str_array(cJSON_GetObjectItemCaseSensitive(t,
+								       "ssh_options"),
+				      opath, &pt->ssh_options, &nopt) < 0)
+				return -1;
+		}
+		if (!strcmp(pt->transport, "ssh") && !pt->host)
+			return error("plan: '%s' uses ssh and needs 'host'", path);
+		if ((!strcmp(pt->transport, "lume") ||
+		     !strcmp(pt->transport, "tart")) && !pt->vm)
+			return error("plan: '%s' uses %s and needs 'vm'", path,
+				     pt->transport);
 		for (k = 0; transports[k]; k++)
 			if (!strcmp(pt->transport, transports[k]))
 				break;
@@ -494,6 +517,7 @@ plan_free(struct plan *p)
 		free(p->targets[i].user);
 		free(p->targets[i].vm);
 		free(p->targets[i].llama_bench);
+		strv_free(p->targets[i].ssh_options);
 	}
 	for (i = 0; i < p->nvariants; i++) {
 		struct plan_variant *v = &p->variants[i];

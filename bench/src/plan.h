@@ -24,6 +24,8 @@ struct plan_target {
 	char *host, *user, *vm;   /* remote transports */
 	char *llama_bench;   /* path on the target, or NULL */
 	double timeout;      /* per-process timeout here; 0: the plan's */
+	int port;            /* ssh port, 0: default */
+	char **ssh_options;  /* extra ssh arguments, NULL-terminated, or NULL */
 };
 
 struct plan_variant {
