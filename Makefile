@@ -62,6 +62,7 @@ CMD_OBJS += cmd-report.o
 CMD_OBJS += cmd-reproduce.o
 CMD_OBJS += cmd-run.o
 CMD_OBJS += cmd-export.o
+CMD_OBJS += cmd-sessions.o
 CMD_OBJS += cmd-models.o
 CMD_OBJS += cmd-doctor.o
 # compare, gate, history

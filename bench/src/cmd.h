@@ -38,6 +38,8 @@ int cmd_reproduce(int argc, char **argv, struct cmd_ctx *ctx);
 extern const char usage_import[], usage_report[], usage_reproduce[];
 int cmd_run(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_export(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_sessions(int argc, char **argv, struct cmd_ctx *ctx);
+extern const char usage_sessions[];
 extern const char usage_run[], usage_export[];
 int cmd_models(int argc, char **argv, struct cmd_ctx *ctx);
 extern const char usage_models[];

@@ -14,6 +14,7 @@ static const struct command commands[] = {
 	{ "doctor", cmd_doctor, "what is installed, found and reachable; how to fix the rest", usage_doctor },
 	{ "run", cmd_run, "run a plan: llama-bench per variant, verified and stored", usage_run },
 	{ "export", cmd_export, "write a stored session as an evidence bundle", usage_export },
+	{ "sessions", cmd_sessions, "list the stored sessions", usage_sessions },
 	{ "import", cmd_import, "ingest evidence bundles or raw llama-bench files", usage_import },
 	{ "report", cmd_report, "speedup and percent-of-bare-metal tables", usage_report },
 	{ "compare", cmd_compare, "per-workload ratio with bootstrap CI, p-value and verdict", usage_compare },

@@ -960,6 +960,66 @@ store_session_files(struct store *s, int64_t sid,
 }
 
 int
+store_sessions_list(struct store *s, struct store_session **out, size_t *n)
+{
+	sqlite3_stmt *st = prepare(s,
+		"SELECT ss.id, ss.kind, ss.started_at, ss.status,"
+		" coalesce(ss.label, ss.source, ''), ss.tampered,"
+		" (SELECT count(*) FROM runs r WHERE r.session_id=ss.id),"
+		" (SELECT count(*) FROM runs r WHERE r.session_id=ss.id"
+		"  AND r.verification='unverified'),"
+		" coalesce((SELECT group_concat(DISTINCT e.os_build) FROM"
+		"  environments e WHERE e.session_id=ss.id), '')"
+		" FROM sessions ss ORDER BY ss.id");
+	struct store_session *v = NULL;
+	size_t k = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_session *e;
+
+		v = xrealloc(v, (k + 1) * sizeof(*v));
+		e = &v[k++];
+		e->id = sqlite3_column_int64(st, 0);
+		e->kind = col_text(st, 1);
+		e->started_at = col_text(st, 2);
+		e->status = col_text(st, 3);
+		e->label = col_text(st, 4);
+		e->tampered = sqlite3_column_int(st, 5);
+		e->runs = (long)sqlite3_column_int64(st, 6);
+		e->unverified = (long)sqlite3_column_int64(st, 7);
+		e->os_builds = col_text(st, 8);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_sessions_free(v, k);
+		return db_error(s, "list sessions");
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+void
+store_sessions_free(struct store_session *ss, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(ss[i].kind);
+		free(ss[i].started_at);
+		free(ss[i].status);
+		free(ss[i].label);
+		free(ss[i].os_builds);
+	}
+	free(ss);
+}
+
+int
 store_hash_cache_get(struct store *s, uint64_t dev, uint64_t ino,
 		     int64_t size, int64_t mtime_ns, char sha256[65])
 {

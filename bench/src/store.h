@@ -157,6 +157,17 @@ int store_session_files(struct store *s, int64_t sid,
 				  size_t len),
 			void *ctx);
 
+/* One line per session for `shimbench sessions`. */
+struct store_session {
+	int64_t id;
+	char *kind, *started_at, *status, *label, *os_builds;
+	long runs, unverified;
+	int tampered;
+};
+int store_sessions_list(struct store *s, struct store_session **out,
+			size_t *n);
+void store_sessions_free(struct store_session *ss, size_t n);
+
 /* The hash cache, keyed by (dev, ino, size, mtime_ns). */
 int store_hash_cache_get(struct store *s, uint64_t dev, uint64_t ino,
 			 int64_t size, int64_t mtime_ns,

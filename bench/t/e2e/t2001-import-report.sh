@@ -97,6 +97,9 @@ expect_code 0 "--allow-tampered imports" "$SHIMBENCH" --db "$DB" import --allow-
 [ "$(sqlite3 "$DB" 'select tampered from sessions order by id desc limit 1')" = 1 ] && ok "session flagged tampered" || not_ok "not flagged"
 expect_code 0 "report of the tampered session" "$SHIMBENCH" --db "$DB" report --select "session=3"
 grep_in "$WORK/out" "[tampered]" "report marks tampered data"
+expect_code 0 "sessions lists the store" "$SHIMBENCH" --db "$DB" sessions --format csv
+grep_in "$WORK/out" "1,import," "session 1 listed"
+check "three sessions, the third flagged tampered" sh -c "[ \$(grep -c ',import,' '$WORK/out') = 3 ] && grep -q '^3,.*,yes\$' '$WORK/out'"
 
 # Bad input: clear errors, non-zero exits, nothing lost.
 expect_code 2 "missing directory" "$SHIMBENCH" --db "$DB" import "$WORK/nope"
