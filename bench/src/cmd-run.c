@@ -244,28 +244,12 @@ static int
 probe_target(const struct plan_target *t, char **fp, char **warnings)
 {
 	const char *argv[] = { "/bin/sh", "-c", fingerprint_probe_script, NULL };
-	struct transport_cmd tc;
-	struct proc p = PROC_INIT;
+	struct buf out = BUF_INIT;
 	int ret = -1;
 
-	if (transport_wrap(t, argv, NULL, NULL, &tc) < 0)
-		return -1;
-	p.argv = (const char *const *)tc.argv;
-	p.env_set = (const char *const *)tc.env_set;
-	p.timeout = 60;
-	if (proc_run(&p) < 0 || p.status != 0) {
-		struct buf d = BUF_INIT;
-		proc_describe(&p, &d);
-		error("fingerprint probe on target '%s' failed: %s", t->name,
-		      d.buf);
-		buf_release(&d);
-		goto cleanup;
-	}
-	cut_merged(&tc, &p.out);
-	ret = fingerprint_parse(p.out.buf, p.out.len, fp, warnings);
-cleanup:
-	proc_release(&p);
-	transport_cmd_free(&tc);
+	if (target_capture(t, argv, 60, "fingerprint probe", &out) == 0)
+		ret = fingerprint_parse(out.buf, out.len, fp, warnings);
+	buf_release(&out);
 	return ret;
 }
 
