@@ -16,7 +16,7 @@ if [ ! -f "$model" ]; then
 fi
 echo "demo: verifying models against models/manifest.json"
 "$bin" models verify synth-tiny
-echo "demo: running bench/plans/default.json (llama-bench -p 512 -n 128 -r 10, 2 processes)"
+echo "demo: running bench/plans/default.json (llama-bench -p 512 -n 128 -r 10, 3 processes)"
 rc=0
 "$bin" run --label "demo-$stamp" --bundle "$bundle" bench/plans/default.json \
 	>/dev/null || rc=$?
