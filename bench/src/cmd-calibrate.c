@@ -296,11 +296,7 @@ cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
 		trials = 1000;
 	if (strcmp(format, "md") && strcmp(format, "csv") && strcmp(format, "json"))
 		return cmd_usage_error("calibrate", "unknown format '%s'", format);
-	if (!file_exists(ctx->db_path)) {
-		error("no store at '%s'", ctx->db_path);
-		return EXIT_ENV;
-	}
-	if (store_open(&s, ctx->db_path) < 0 || cmp_load(s, from, &rows, &nrows) < 0 ||
+	if (cmd_open_existing_store(ctx, &s) < 0 || cmp_load(s, from, &rows, &nrows) < 0 ||
 	    (power && cmp_load(s, power, &prow, &np) < 0)) {
 		ret = EXIT_ENV;
 		goto cleanup;

@@ -113,12 +113,7 @@ cmd_compare(int argc, char **argv, struct cmd_ctx *ctx)
 			selection_free(&probe);
 		}
 	}
-	if (!file_exists(ctx->db_path)) {
-		error("no store at '%s'; run `shimbench import` or "
-		      "`shimbench run` first", ctx->db_path);
-		return EXIT_ENV;
-	}
-	if (store_open(&s, ctx->db_path) < 0 ||
+	if (cmd_open_existing_store(ctx, &s) < 0 ||
 	    cmp_load(s, argv[optind], &ra, &na) < 0 ||
 	    cmp_load(s, argv[optind + 1], &rb, &nb) < 0) {
 		ret = EXIT_ENV;

@@ -37,11 +37,7 @@ cmd_export(int argc, char **argv, struct cmd_ctx *ctx)
 	if (parse_long(argv[optind], &sid) < 0 || sid <= 0)
 		return cmd_usage_error("export", "'%s' is not a session number",
 				       argv[optind]);
-	if (!file_exists(ctx->db_path)) {
-		error("no store at '%s'", ctx->db_path);
-		return EXIT_ENV;
-	}
-	if (store_open(&s, ctx->db_path) < 0)
+	if (cmd_open_existing_store(ctx, &s) < 0)
 		return EXIT_ENV;
 	if (bundle_export(s, sid, argv[optind + 1]) < 0)
 		ret = EXIT_ENV;

@@ -617,13 +617,7 @@ cmd_gate(int argc, char **argv, struct cmd_ctx *ctx)
 		}
 		selection_free(&p);
 	}
-	if (!file_exists(ctx->db_path)) {
-		error("no store at '%s'; run `shimbench import` or "
-		      "`shimbench run` first", ctx->db_path);
-		ret = EXIT_ENV;
-		goto cleanup;
-	}
-	if (store_open(&s, ctx->db_path) < 0 ||
+	if (cmd_open_existing_store(ctx, &s) < 0 ||
 	    cmp_load(s, cand_text, &rb, &nb) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;

@@ -101,11 +101,7 @@ cmd_history(int argc, char **argv, struct cmd_ctx *ctx)
 			return EXIT_USAGE;
 		selection_free(&p);
 	}
-	if (!file_exists(ctx->db_path)) {
-		error("no store at '%s'", ctx->db_path);
-		return EXIT_ENV;
-	}
-	if (store_open(&s, ctx->db_path) < 0 ||
+	if (cmd_open_existing_store(ctx, &s) < 0 ||
 	    cmp_load(s, select, &rows, &nrows) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;

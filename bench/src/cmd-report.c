@@ -80,13 +80,7 @@ cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 		return cmd_usage_error("report", "--png goes with --plot DIR");
 	if (selection_parse(select, &sel) < 0)
 		return EXIT_USAGE;
-	if (!file_exists(ctx->db_path)) {
-		error("no store at '%s'; run `shimbench import` or "
-		      "`shimbench run` first", ctx->db_path);
-		ret = EXIT_ENV;
-		goto cleanup;
-	}
-	if (store_open(&s, ctx->db_path) < 0 ||
+	if (cmd_open_existing_store(ctx, &s) < 0 ||
 	    report_build(s, &sel, &rep) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;

@@ -117,13 +117,7 @@ cmd_reproduce(int argc, char **argv, struct cmd_ctx *ctx)
 		return EXIT_USAGE;
 	}
 	table_init(&t, ARRAY_SIZE(cols), cols);
-	if (!file_exists(ctx->db_path)) {
-		error("no store at '%s'; import or run something first",
-		      ctx->db_path);
-		ret = EXIT_ENV;
-		goto cleanup;
-	}
-	if (store_open(&s, ctx->db_path) < 0 ||
+	if (cmd_open_existing_store(ctx, &s) < 0 ||
 	    report_build(s, &sel, &rep) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;

@@ -53,11 +53,7 @@ cmd_sessions(int argc, char **argv, struct cmd_ctx *ctx)
 	    strcmp(format, "json"))
 		return cmd_usage_error("sessions", "unknown format '%s' (md, "
 				       "csv or json)", format);
-	if (!file_exists(ctx->db_path)) {
-		error("no store at '%s'", ctx->db_path);
-		return EXIT_ENV;
-	}
-	if (store_open(&s, ctx->db_path) < 0 ||
+	if (cmd_open_existing_store(ctx, &s) < 0 ||
 	    store_sessions_list(s, &ss, &n) < 0) {
 		store_close(s);
 		return EXIT_ENV;

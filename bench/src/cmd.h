@@ -28,6 +28,14 @@ extern const char *shimbench_version;
 void cmd_getopt_reset(void);
 /* Prints usage to stdout (help) and returns 0. */
 int cmd_help(const char *usage);
+/*
+ * Opens the store a command reads from (--db); a missing file is an error
+ * that says how to make one, never a new empty store. 0, or -1 after
+ * error(); the caller closes *s.
+ */
+struct store;
+int cmd_open_existing_store(const struct cmd_ctx *ctx, struct store **s);
+
 /* Prints "error: MSG" and a hint to stderr; returns EXIT_USAGE. */
 int cmd_usage_error(const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

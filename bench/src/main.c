@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd.h"
+#include "store.h"
 #include "util.h"
 
 #include <getopt.h>
@@ -72,6 +73,17 @@ cmd_getopt_reset(void)
 #if defined(__APPLE__) || defined(__FreeBSD__)
 	optreset = 1;
 #endif
+}
+
+int
+cmd_open_existing_store(const struct cmd_ctx *ctx, struct store **s)
+{
+	*s = NULL;
+	if (!file_exists(ctx->db_path))
+		return error("no store at '%s'; run `shimbench import` or "
+			     "`shimbench run` first (or give --db)",
+			     ctx->db_path);
+	return store_open(s, ctx->db_path);
 }
 
 int
