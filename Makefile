@@ -27,59 +27,60 @@ else
   BUILD = build
 endif
 
-# The library: everything but main.c. One object per line.
+# The library, in layers (bench/t/README.md says which may include
+# which; bench/scripts/check-layers.sh enforces it). One object per line.
 LIB_OBJS =
-LIB_OBJS += util.o
-LIB_OBJS += hash.o
-LIB_OBJS += llamabench.o
-LIB_OBJS += mlxlm.o
-LIB_OBJS += caps.o
-LIB_OBJS += store.o
-LIB_OBJS += stats.o
-LIB_OBJS += render.o
-LIB_OBJS += bundle.o
-LIB_OBJS += published.o
-LIB_OBJS += report.o
-LIB_OBJS += plot.o
-LIB_OBJS += fingerprint.o
-# models (gguf, synth, hash cache)
-LIB_OBJS += gguf.o
-LIB_OBJS += synth.o
-LIB_OBJS += manifest.o
-# run engine (proc, transport, plan, fingerprint)
-LIB_OBJS += proc.o
-LIB_OBJS += tools.o
-LIB_OBJS += plan.o
-LIB_OBJS += transport.o
-# compare, gate, history
-LIB_OBJS += compare.o
-LIB_OBJS += changepoint.o
+# base: buffers, errors, files, processes
+LIB_OBJS += base/util.o
+LIB_OBJS += base/proc.o
+# models: GGUF, synthetic models, manifest, hashing
+LIB_OBJS += models/hash.o
+LIB_OBJS += models/gguf.o
+LIB_OBJS += models/synth.o
+LIB_OBJS += models/manifest.o
+# evidence: the store, bundles, parsers of what llama-bench and MLX-LM print
+LIB_OBJS += evidence/store.o
+LIB_OBJS += evidence/bundle.o
+LIB_OBJS += evidence/llamabench.o
+LIB_OBJS += evidence/mlxlm.o
+LIB_OBJS += evidence/caps.o
+LIB_OBJS += evidence/fingerprint.o
+# run: plans, targets, transports, the run engine
+LIB_OBJS += run/plan.o
+LIB_OBJS += run/transport.o
+LIB_OBJS += run/tools.o
+LIB_OBJS += run/launchagent.o
+# analysis: statistics, comparisons, reports, charts
+LIB_OBJS += analysis/stats.o
+LIB_OBJS += analysis/compare.o
+LIB_OBJS += analysis/changepoint.o
+LIB_OBJS += analysis/report.o
+LIB_OBJS += analysis/render.o
+LIB_OBJS += analysis/plot.o
+LIB_OBJS += analysis/published.o
 
-# Subcommands.
+# cmd: one file per subcommand, registered in cmd/main.c.
 CMD_OBJS =
-CMD_OBJS += cmd-import.o
-CMD_OBJS += cmd-report.o
-CMD_OBJS += cmd-reproduce.o
-CMD_OBJS += cmd-run.o
-CMD_OBJS += cmd-export.o
-CMD_OBJS += cmd-sessions.o
-CMD_OBJS += cmd-models.o
-CMD_OBJS += cmd-doctor.o
-# compare, gate, history
-CMD_OBJS += cmd-compare.o
-CMD_OBJS += cmd-gate.o
-CMD_OBJS += cmd-history.o
-CMD_OBJS += cmd-calibrate.o
+CMD_OBJS += cmd/doctor.o
+CMD_OBJS += cmd/run.o
+CMD_OBJS += cmd/export.o
+CMD_OBJS += cmd/sessions.o
+CMD_OBJS += cmd/import.o
+CMD_OBJS += cmd/report.o
+CMD_OBJS += cmd/compare.o
+CMD_OBJS += cmd/gate.o
+CMD_OBJS += cmd/history.o
+CMD_OBJS += cmd/calibrate.o
+CMD_OBJS += cmd/reproduce.o
+CMD_OBJS += cmd/models.o
+CMD_OBJS += cmd/shim.o
 
-# shim: the plist writer and `shimbench shim`. The shim itself, its
-# tests and the Mach-O cross-check live in shim/Makefile; make check
-# runs them through bench/t/e2e/t5000-t5003.
-LIB_OBJS += launchagent.o
-CMD_OBJS += cmd-shim.o
+# The shim itself, its tests and the Mach-O cross-check live in
+# shim/Makefile; make check runs them through bench/t/e2e/t5000-t5003.
 
 LIB := $(addprefix $(BUILD)/obj/,$(LIB_OBJS))
 CMDS := $(addprefix $(BUILD)/obj/,$(CMD_OBJS))
-MAIN := $(BUILD)/obj/main.o
+MAIN := $(BUILD)/obj/cmd/main.o
 BIN := $(BUILD)/shimbench
 UNIT_SRCS := $(wildcard bench/t/unit/test-*.c)
 UNIT_BINS := $(patsubst bench/t/unit/%.c,$(BUILD)/t/%,$(UNIT_SRCS))
@@ -97,7 +98,7 @@ deps:
 
 $(BUILD)/obj/%.o: bench/src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -Ibench/src -c -o $@ $<
 
 $(BIN): $(MAIN) $(CMDS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
@@ -149,4 +150,4 @@ shim:
 shim-verify:
 	@$(MAKE) --no-print-directory -C shim verify
 
--include $(wildcard $(BUILD)/obj/*.d $(BUILD)/t/*.d)
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/t/*.d)

@@ -24,8 +24,8 @@ lb=${LLAMA_BENCH:-$top/.llama/bin/llama-bench}
 build=${SHIMBENCH_BUILD:-$top/build}
 mkdir -p "$out/models" "$out/base" "$out/slow"
 cc -std=c11 -O2 -I"$top/bench/src" -o "$out/models/synth-sized" \
-	"$top/bench/scripts/synth-sized.c" "$build/obj/synth.o" \
-	"$build/obj/gguf.o" "$build/obj/util.o" -lm
+	"$top/bench/scripts/synth-sized.c" "$build/obj/models/synth.o" \
+	"$build/obj/models/gguf.o" "$build/obj/base/util.o" -lm
 [ -f "$out/models/base.gguf" ] || "$out/models/synth-sized" "$out/models/base.gguf" 512 8 1536
 [ -f "$out/models/slow.gguf" ] || "$out/models/synth-sized" "$out/models/slow.gguf" 512 8 1869
 sha() { sha256sum "$1" | cut -d' ' -f1; }

@@ -5,9 +5,9 @@
  * (generation is memory-bound). Built and run by calib-data.sh:
  *   synth-sized OUT N_EMBD N_LAYER N_FF
  */
-#include "synth.h"
-#include "gguf.h"
-#include "util.h"
+#include "models/synth.h"
+#include "models/gguf.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* stderr capability markers and injection verification. */
 #include "test.h"
-#include "caps.h"
-#include "util.h"
+#include "evidence/caps.h"
+#include "base/util.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* E-divisive means: a step is found where it is, noise alone is not. */
 #include "test.h"
-#include "changepoint.h"
-#include "compare.h"
+#include "analysis/changepoint.h"
+#include "analysis/compare.h"
 
 #include <stdlib.h>
 

@@ -1,8 +1,8 @@
 /* Statistics of compare and gate: values checked against textbook and
  * scipy results, seeded reproducibility, the gate's decisions. */
 #include "test.h"
-#include "compare.h"
-#include "util.h"
+#include "analysis/compare.h"
+#include "base/util.h"
 
 #include <math.h>
 #include <stdlib.h>

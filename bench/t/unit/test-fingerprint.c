@@ -1,7 +1,7 @@
 /* Fingerprint probe parsing (recorded macOS outputs) and identities. */
 #include "test.h"
-#include "fingerprint.h"
-#include "util.h"
+#include "evidence/fingerprint.h"
+#include "base/util.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>

@@ -10,9 +10,9 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
-#include "gguf.h"
-#include "synth.h"
-#include "util.h"
+#include "models/gguf.h"
+#include "models/synth.h"
+#include "base/util.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

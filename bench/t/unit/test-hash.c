@@ -1,9 +1,9 @@
 /* SHA-256 of buffers and files, parallel hashing and the hash cache. */
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
-#include "hash.h"
-#include "store.h"
-#include "util.h"
+#include "models/hash.h"
+#include "evidence/store.h"
+#include "base/util.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

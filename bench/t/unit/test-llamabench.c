@@ -1,7 +1,7 @@
 /* llama-bench output parsing across versions, truncation and bad rows. */
 #include "test.h"
-#include "llamabench.h"
-#include "util.h"
+#include "evidence/llamabench.h"
+#include "base/util.h"
 
 #include <math.h>
 

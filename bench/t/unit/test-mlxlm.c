@@ -1,9 +1,9 @@
 /* MLX-LM benchmark output: the harness JSON and mlx_lm.benchmark stdout. */
 #include "test.h"
-#include "llamabench.h"
-#include "mlxlm.h"
-#include "stats.h"
-#include "util.h"
+#include "evidence/llamabench.h"
+#include "evidence/mlxlm.h"
+#include "analysis/stats.h"
+#include "base/util.h"
 
 static int
 parse_text(const char *text, struct lb_output *o)

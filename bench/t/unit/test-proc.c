@@ -1,7 +1,7 @@
 #define _XOPEN_SOURCE 700
-#include "proc.h"
+#include "base/proc.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <signal.h>

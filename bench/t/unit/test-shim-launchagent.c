@@ -1,7 +1,7 @@
 /* The LaunchAgent plist writer: escaping, validation, commands. */
-#include "launchagent.h"
+#include "run/launchagent.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 static void
 test_xml_escape(void)

@@ -4,9 +4,9 @@
  * process named llama-bench (make -C shim fixtures; t5003 checks they
  * are still current).
  */
-#include "caps.h"
+#include "evidence/caps.h"
 #include "test.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 

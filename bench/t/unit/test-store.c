@@ -1,10 +1,10 @@
 /* The SQLite store, selections, statistics and table rendering. */
 #include "test.h"
-#include "llamabench.h"
-#include "render.h"
-#include "stats.h"
-#include "store.h"
-#include "util.h"
+#include "evidence/llamabench.h"
+#include "analysis/render.h"
+#include "analysis/stats.h"
+#include "evidence/store.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <unistd.h>

@@ -1,8 +1,8 @@
 #define _XOPEN_SOURCE 700
-#include "hash.h"
+#include "models/hash.h"
 #include "test.h"
-#include "tools.h"
-#include "util.h"
+#include "run/tools.h"
+#include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

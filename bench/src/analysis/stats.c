@@ -1,0 +1,87 @@
+#define _POSIX_C_SOURCE 200809L
+#include "analysis/stats.h"
+#include "base/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+void
+stats_sort(double *x, size_t n)
+{
+	qsort(x, n, sizeof(double), cmp_double);
+}
+
+double
+stats_quantile_sorted(const double *sorted, size_t n, double q)
+{
+	double pos, frac;
+	size_t lo;
+
+	if (n == 0)
+		return NAN;
+	if (q <= 0)
+		return sorted[0];
+	if (q >= 1)
+		return sorted[n - 1];
+	pos = q * (double)(n - 1);
+	lo = (size_t)pos;
+	frac = pos - (double)lo;
+	if (lo + 1 >= n)
+		return sorted[n - 1];
+	return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+double
+stats_median(const double *x, size_t n)
+{
+	double *c, m;
+
+	if (n == 0)
+		return NAN;
+	c = xmalloc(n * sizeof(double));
+	memcpy(c, x, n * sizeof(double));
+	stats_sort(c, n);
+	m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+	free(c);
+	return m;
+}
+
+void
+stats_summary(const double *x, size_t n, struct summary *out)
+{
+	double *dev, sum = 0, ss = 0;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (n == 0)
+		return;
+	out->n = n;
+	out->median = stats_median(x, n);
+	out->min = out->max = x[0];
+	for (i = 0; i < n; i++) {
+		sum += x[i];
+		if (x[i] < out->min)
+			out->min = x[i];
+		if (x[i] > out->max)
+			out->max = x[i];
+	}
+	out->mean = sum / (double)n;
+	for (i = 0; i < n; i++)
+		ss += (x[i] - out->mean) * (x[i] - out->mean);
+	out->cv = n > 1 && out->mean != 0 ?
+		sqrt(ss / (double)(n - 1)) / out->mean : 0;
+	dev = xmalloc(n * sizeof(double));
+	for (i = 0; i < n; i++)
+		dev[i] = fabs(x[i] - out->median);
+	out->mad = stats_median(dev, n);
+	free(dev);
+}

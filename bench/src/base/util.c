@@ -1,0 +1,495 @@
+#define _POSIX_C_SOURCE 200809L
+#include "base/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+char buf_empty[1];
+int error_silent;
+static char last_error[512];
+
+void
+buf_init(struct buf *b, size_t hint)
+{
+	b->alloc = 0;
+	b->len = 0;
+	b->buf = buf_empty;
+	if (hint)
+		buf_grow(b, hint);
+}
+
+void
+buf_grow(struct buf *b, size_t extra)
+{
+	size_t need;
+
+	if (extra > SIZE_MAX - b->len - 1)
+		die("buffer size overflow");
+	need = b->len + extra + 1;
+	if (need <= b->alloc)
+		return;
+	if (b->alloc == 0)
+		b->buf = NULL;
+	b->alloc = b->alloc ? b->alloc : 64;
+	while (b->alloc < need)
+		b->alloc = b->alloc < SIZE_MAX / 2 ? b->alloc * 2 : need;
+	b->buf = xrealloc(b->buf, b->alloc);
+	if (b->len == 0)
+		b->buf[0] = '\0';
+}
+
+void
+buf_add(struct buf *b, const void *data, size_t len)
+{
+	if (len == 0)
+		return;
+	buf_grow(b, len);
+	memcpy(b->buf + b->len, data, len);
+	b->len += len;
+	b->buf[b->len] = '\0';
+}
+
+void
+buf_adds(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+void
+buf_addch(struct buf *b, int c)
+{
+	buf_grow(b, 1);
+	b->buf[b->len++] = (char)c;
+	b->buf[b->len] = '\0';
+}
+
+void
+buf_vaddf(struct buf *b, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	va_copy(cp, ap);
+	n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		die("vsnprintf failed for '%s'", fmt);
+	buf_grow(b, (size_t)n);
+	vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+}
+
+void
+buf_addf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vaddf(b, fmt, ap);
+	va_end(ap);
+}
+
+void
+buf_setlen(struct buf *b, size_t len)
+{
+	if (len > b->len)
+		die("buf_setlen beyond length");
+	b->len = len;
+	if (b->alloc)
+		b->buf[len] = '\0';
+}
+
+void
+buf_reset(struct buf *b)
+{
+	buf_setlen(b, 0);
+}
+
+void
+buf_release(struct buf *b)
+{
+	if (b->alloc)
+		free(b->buf);
+	buf_init(b, 0);
+}
+
+char *
+buf_detach(struct buf *b, size_t *len)
+{
+	char *p;
+
+	if (len)
+		*len = b->len;
+	p = b->alloc ? b->buf : xstrdup("");
+	buf_init(b, 0);
+	return p;
+}
+
+void
+buf_add_json_str(struct buf *b, const char *s)
+{
+	const unsigned char *p;
+
+	buf_addch(b, '"');
+	for (p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': buf_adds(b, "\\\""); break;
+		case '\\': buf_adds(b, "\\\\"); break;
+		case '\n': buf_adds(b, "\\n"); break;
+		case '\r': buf_adds(b, "\\r"); break;
+		case '\t': buf_adds(b, "\\t"); break;
+		default:
+			if (*p < 0x20)
+				buf_addf(b, "\\u%04x", *p);
+			else
+				buf_addch(b, *p);
+		}
+	}
+	buf_addch(b, '"');
+}
+
+void
+buf_add_sh_quoted(struct buf *b, const char *s)
+{
+	buf_addch(b, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			buf_adds(b, "'\\''");
+		else
+			buf_addch(b, *s);
+	}
+	buf_addch(b, '\'');
+}
+
+int
+buf_read_file(struct buf *b, const char *path)
+{
+	char chunk[65536];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return error("cannot open '%s': %s", path, strerror(errno));
+	for (;;) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return error("cannot read '%s': %s", path,
+				     strerror(errno));
+		}
+		if (n == 0)
+			break;
+		buf_add(b, chunk, (size_t)n);
+	}
+	close(fd);
+	return 0;
+}
+
+static void
+report(const char *prefix, const char *fmt, va_list ap)
+{
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	if (error_silent > 0)
+		return;
+	fprintf(stderr, "%s%s\n", prefix, last_error);
+}
+
+int
+error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	report("error: ", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *
+error_last(void)
+{
+	return last_error;
+}
+
+void
+warning(const char *fmt, ...)
+{
+	va_list ap;
+	char save[sizeof(last_error)];
+
+	memcpy(save, last_error, sizeof(save));
+	va_start(ap, fmt);
+	report("warning: ", fmt, ap);
+	va_end(ap);
+	memcpy(last_error, save, sizeof(save));
+}
+
+void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("fatal: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(EXIT_ENV);
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		die("out of memory allocating %zu bytes", n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		die("out of memory allocating %zu x %zu bytes", n, size);
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		die("out of memory allocating %zu bytes", n);
+	return q;
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *p = xmalloc(len + 1);
+
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+char *
+xstrfmt(const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	return buf_detach(&b, NULL);
+}
+
+int
+write_file_atomic(const char *path, const void *data, size_t len)
+{
+	struct buf tmp = BUF_INIT;
+	const char *p = data;
+	size_t left = len;
+	int fd, ret = -1;
+
+	buf_addf(&tmp, "%s.tmp.%ld", path, (long)getpid());
+	fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	if (fd < 0) {
+		error("cannot create '%s': %s", tmp.buf, strerror(errno));
+		goto cleanup;
+	}
+	while (left) {
+		ssize_t n = write(fd, p, left);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			error("cannot write '%s': %s", tmp.buf,
+			      strerror(errno));
+			close(fd);
+			unlink(tmp.buf);
+			goto cleanup;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	if (close(fd) < 0 || rename(tmp.buf, path) < 0) {
+		error("cannot write '%s': %s", path, strerror(errno));
+		unlink(tmp.buf);
+		goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	buf_release(&tmp);
+	return ret;
+}
+
+int
+mkdir_p(const char *dir)
+{
+	char *p, *copy = xstrdup(dir);
+	int ret = 0;
+
+	for (p = copy + 1; ; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+			*p = '\0';
+			if (mkdir(copy, 0777) < 0 && errno != EEXIST) {
+				ret = error("cannot create directory '%s': %s",
+					    copy, strerror(errno));
+				break;
+			}
+			*p = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	free(copy);
+	if (ret == 0 && !dir_exists(dir))
+		ret = error("'%s' exists and is not a directory", dir);
+	return ret;
+}
+
+int
+file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int
+dir_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int
+parse_long(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void
+utc_now(char out[21])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+double
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void
+hex_encode(const unsigned char *in, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
+char **
+strv_push(char **v, size_t *n, char *s)
+{
+	v = xrealloc(v, (*n + 2) * sizeof(char *));
+	v[(*n)++] = s;
+	v[*n] = NULL;
+	return v;
+}
+
+char **
+strv_dup(const char *const *v)
+{
+	size_t n = 0, i;
+	char **out;
+
+	while (v && v[n])
+		n++;
+	out = xcalloc(n + 1, sizeof(char *));
+	for (i = 0; i < n; i++)
+		out[i] = xstrdup(v[i]);
+	return out;
+}
+
+void
+strv_free(char **v)
+{
+	size_t i;
+
+	for (i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+uint64_t
+splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}

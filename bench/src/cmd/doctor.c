@@ -1,0 +1,542 @@
+#define _XOPEN_SOURCE 700
+#if defined(__APPLE__)
+#define _DARWIN_C_SOURCE
+#endif
+#include "cmd/cmd.h"
+#include "models/hash.h"
+#include "base/proc.h"
+#include "evidence/store.h"
+#include "run/tools.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/*
+ * doctor reports the versions of the libraries shimbench is linked with,
+ * so it includes their headers for exactly that.
+ */
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+#if !defined(__APPLE__)
+#include <openssl/crypto.h>
+#endif
+
+const char usage_doctor[] =
+	"usage: shimbench doctor [--json] [--llama-bench PATH]\n"
+	"\n"
+	"Reports, one line each, what shimbench needs and finds: llama-bench\n"
+	"(path, where it was found, SHA-256 of the binary it runs, build,\n"
+	"devices), llama-quantize, gnuplot, SQLite, cJSON, OpenSSL, the ssh\n"
+	"client, chromium, and the store (--db): whether it opens and its\n"
+	"schema version. Each missing piece comes with the command that fixes\n"
+	"it.\n"
+	"\n"
+	"llama-bench is looked up in this order: --llama-bench, $LLAMA_BENCH,\n"
+	"PATH, the provisioned .llama/bin/llama-bench (make llama-bench), and\n"
+	"on macOS Homebrew.\n"
+	"\n"
+	"  --json               one JSON object instead of lines\n"
+	"  --llama-bench PATH   check this llama-bench\n"
+	"\n"
+	"Exit: 0 when the essentials (llama-bench, the store) are usable,\n"
+	"3 otherwise.\n";
+
+struct check {
+	const char *name;
+	const char *status;   /* "ok", "missing", "error" */
+	int essential;
+	char *detail;         /* one line */
+	char *fix;            /* how to fix, or NULL */
+	/* llama-bench / llama-quantize extras */
+	char *path, *where, *binary, *sha256, *build;
+	struct buf devices;   /* one device per line */
+	int have_devices;
+	int schema;           /* store: schema version, or -1 */
+};
+
+#if defined(__APPLE__)
+#define FIX(deb, brew) xstrdup("brew install " brew)
+#else
+#define FIX(deb, brew) xstrdup("apt-get install " deb)
+#endif
+
+static struct check *
+add_check(struct check **v, size_t *n, const char *name, int essential)
+{
+	struct check *c;
+
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	c = &(*v)[(*n)++];
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->essential = essential;
+	c->status = "ok";
+	c->schema = -1;
+	buf_init(&c->devices, 0);
+	return c;
+}
+
+static void
+check_free(struct check *c)
+{
+	free(c->detail);
+	free(c->fix);
+	free(c->path);
+	free(c->where);
+	free(c->binary);
+	free(c->sha256);
+	free(c->build);
+	buf_release(&c->devices);
+}
+
+/*
+ * Runs argv with a timeout, capturing both streams into one buffer
+ * (stdout, then stderr). Returns the exit status, or -1 when it could not
+ * run or did not finish.
+ */
+static int
+capture(const char *const *argv, double timeout, struct buf *out)
+{
+	struct proc p = PROC_INIT;
+	int ret = -1;
+
+	p.argv = argv;
+	p.timeout = timeout;
+	p.grace = 2;
+	p.mem_cap = 1 << 20;
+	error_silent++;
+	if (proc_run(&p) == 0 && !p.timed_out && !p.interrupted)
+		ret = p.status;
+	error_silent--;
+	buf_add(out, p.out.buf, p.out.len);
+	buf_add(out, p.err.buf, p.err.len);
+	proc_release(&p);
+	return ret;
+}
+
+/* The first line of text containing needle, trimmed; NULL if none. */
+static char *
+line_with(const char *text, const char *needle)
+{
+	const char *hit = strstr(text, needle), *start, *end;
+
+	if (!hit)
+		return NULL;
+	for (start = hit; start > text && start[-1] != '\n'; start--)
+		;
+	end = strchr(hit, '\n');
+	if (!end)
+		end = hit + strlen(hit);
+	while (start < end && (*start == ' ' || *start == '\t'))
+		start++;
+	while (end > start && (end[-1] == ' ' || end[-1] == '\r'))
+		end--;
+	return xstrndup(start, (size_t)(end - start));
+}
+
+/*
+ * Fills devices with the lines under "Available devices:" of llama-bench
+ * --list-devices, one per line, without "(none)".
+ */
+static void
+parse_devices(const char *out, struct buf *devices)
+{
+	const char *p = strstr(out, "Available devices:");
+
+	if (!p)
+		return;
+	p = strchr(p, '\n');
+	while (p && *++p) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len == 0 || (*p != ' ' && *p != '\t'))
+			break;
+		while (len && (*p == ' ' || *p == '\t')) {
+			p++;
+			len--;
+		}
+		if (len && strncmp(p, "(none)", 6)) {
+			buf_add(devices, p, len);
+			buf_addch(devices, '\n');
+		}
+		p = end;
+	}
+}
+
+static void
+check_llama_tool(struct check *c, const char *name, const char *explicit,
+		 int full)
+{
+	struct tool t = TOOL_INIT;
+	struct buf out = BUF_INIT;
+	char hex[SHA256_HEX_LEN + 1];
+	char *env_name = tool_env_name(name);
+	const char *env = getenv(env_name);
+
+	error_silent++;
+	if (tool_find(name, explicit, &t) < 0) {
+		error_silent--;
+		c->detail = xstrdup(error_last());
+		if (explicit) {
+			c->status = "error";
+			c->fix = xstrfmt("pass the path of an executable %s", name);
+		} else if (env && *env) {
+			c->status = "error";
+			c->fix = xstrfmt("unset %s or point it at an executable %s",
+					 env_name, name);
+		} else {
+			c->status = "missing";
+#if defined(__APPLE__)
+			c->fix = xstrdup("brew install llama.cpp");
+#else
+			c->fix = xstrdup("make llama-bench");
+#endif
+		}
+		free(env_name);
+		return;
+	}
+	error_silent--;
+	free(env_name);
+	c->path = xstrdup(t.path);
+	c->where = xstrdup(t.where);
+	c->binary = xstrdup(t.binary);
+	if (tool_binary_sha256(&t, hex) == 0)
+		c->sha256 = xstrdup(hex);
+
+	if (full) {
+		const char *version[] = { t.path, "--version", NULL };
+		const char *list[] = { t.path, "--list-devices", NULL };
+		int rc;
+
+		rc = capture(version, 30, &out);
+		c->build = line_with(out.buf, "version:");
+		if (c->build) {
+			const char *v = c->build + strlen("version:");
+			char *tmp = xstrdup(v + strspn(v, " "));
+
+			free(c->build);
+			c->build = tmp;
+		}
+		buf_reset(&out);
+		rc = capture(list, 60, &out);
+		if (rc != 0) {
+			c->status = "error";
+			if (rc < 0)
+				c->detail = xstrfmt("%s (%s) does not run: "
+						    "--list-devices did not finish",
+						    t.path, t.where);
+			else
+				c->detail = xstrfmt("%s (%s) does not run: "
+						    "--list-devices exited %d",
+						    t.path, t.where, rc);
+			c->fix = xstrdup("make llama-bench, or point $LLAMA_BENCH "
+					 "at a working llama-bench");
+			goto cleanup;
+		}
+		c->have_devices = 1;
+		parse_devices(out.buf, &c->devices);
+	}
+	{
+		struct buf d = BUF_INIT;
+
+		buf_addf(&d, "%s (%s)", t.path, t.where);
+		if (c->sha256)
+			buf_addf(&d, " sha256 %.12s", c->sha256);
+		if (c->build)
+			buf_addf(&d, ", %s", c->build);
+		if (c->have_devices) {
+			if (c->devices.len) {
+				char *dev = xstrdup(c->devices.buf), *nl;
+
+				for (nl = dev; (nl = strchr(nl, '\n')); nl++)
+					*nl = nl[1] ? ';' : '\0';
+				buf_addf(&d, ", devices: %s", dev);
+				free(dev);
+			} else {
+				buf_adds(&d, ", devices: CPU only");
+			}
+		}
+		c->detail = buf_detach(&d, NULL);
+	}
+cleanup:
+	buf_release(&out);
+	tool_release(&t);
+}
+
+/* Looks name up on PATH; returns the path or NULL. */
+static char *
+which(const char *name)
+{
+	const char *path = getenv("PATH"), *p, *end;
+
+	for (p = path ? path : ""; *p; p = *end ? end + 1 : end) {
+		char *cand;
+
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		if (end == p)
+			continue;
+		cand = xstrfmt("%.*s/%s", (int)(end - p), p, name);
+		if (file_exists(cand) && access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+	}
+	return NULL;
+}
+
+static void
+check_program(struct check *c, const char *name, const char *version_arg,
+	      const char *version_needle, char *fix)
+{
+	char *path = which(name);
+	struct buf out = BUF_INIT;
+	char *version = NULL;
+
+	if (!path) {
+		c->status = "missing";
+		c->detail = xstrfmt("'%s' not on PATH", name);
+		c->fix = fix;
+		return;
+	}
+	free(fix);
+	if (version_arg) {
+		const char *argv[] = { path, version_arg, NULL };
+
+		capture(argv, 10, &out);
+		version = line_with(out.buf, version_needle);
+	}
+	c->path = path;
+	c->detail = version ? xstrfmt("%s (%s)", path, version) : xstrdup(path);
+	free(version);
+	buf_release(&out);
+}
+
+static void
+check_chromium(struct check *c)
+{
+	static const char *const names[] = {
+		"chromium", "chromium-browser", "google-chrome",
+		"google-chrome-stable",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		char *path = which(names[i]);
+
+		if (path) {
+			c->path = path;
+			c->detail = xstrdup(path);
+			return;
+		}
+	}
+#if defined(__APPLE__)
+	{
+		static const char *const apps[] = {
+			"/Applications/Chromium.app/Contents/MacOS/Chromium",
+			"/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+		};
+
+		for (i = 0; i < ARRAY_SIZE(apps); i++)
+			if (file_exists(apps[i])) {
+				c->path = xstrdup(apps[i]);
+				c->detail = xstrdup(apps[i]);
+				return;
+			}
+	}
+#endif
+	c->status = "missing";
+	c->detail = xstrdup("no chromium or google-chrome on PATH (optional: "
+			    "the tests render the HTML report with it)");
+	c->fix = FIX("chromium", "--cask chromium");
+}
+
+static void
+check_store(struct check *c, const char *path)
+{
+	struct store *s = NULL;
+	char *dir, *slash;
+
+	c->path = xstrdup(path);
+	if (access(path, F_OK) < 0) {
+		/* Do not create it: only say whether it could be created. */
+		dir = xstrdup(path);
+		slash = strrchr(dir, '/');
+		if (slash)
+			*(slash == dir ? slash + 1 : slash) = '\0';
+		else
+			strcpy(dir, ".");
+		if (dir_exists(dir) && access(dir, W_OK | X_OK) == 0) {
+			c->detail = xstrfmt("'%s' does not exist yet; run or "
+					    "import creates it", path);
+		} else {
+			c->status = "error";
+			c->detail = xstrfmt("'%s' cannot be created: directory "
+					    "'%s' is not writable", path, dir);
+			c->fix = xstrdup("pass --db PATH in a writable directory");
+		}
+		free(dir);
+		return;
+	}
+	error_silent++;
+	if (store_open(&s, path) < 0) {
+		error_silent--;
+		c->status = "error";
+		c->detail = xstrdup(error_last());
+		c->fix = xstrdup("pass --db PATH to another file, or move the "
+				 "damaged one away");
+		return;
+	}
+	error_silent--;
+	c->schema = store_schema_version(s);
+	c->detail = xstrfmt("%s (schema version %d)", path, c->schema);
+	store_close(s);
+}
+
+static void
+print_json_field(struct buf *b, const char *key, const char *value)
+{
+	if (!value)
+		return;
+	buf_addf(b, ", \"%s\": ", key);
+	buf_add_json_str(b, value);
+}
+
+static void
+print_json(const struct check *v, size_t n, int ok)
+{
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	buf_addf(&b, "{\"ok\": %s, \"checks\": [", ok ? "true" : "false");
+	for (i = 0; i < n; i++) {
+		const struct check *c = &v[i];
+
+		buf_adds(&b, i ? ",\n  {" : "\n  {");
+		buf_adds(&b, "\"name\": ");
+		buf_add_json_str(&b, c->name);
+		print_json_field(&b, "status", c->status);
+		buf_addf(&b, ", \"essential\": %s",
+			 c->essential ? "true" : "false");
+		print_json_field(&b, "detail", c->detail);
+		print_json_field(&b, "fix", c->fix);
+		print_json_field(&b, "path", c->path);
+		print_json_field(&b, "where", c->where);
+		print_json_field(&b, "binary", c->binary);
+		print_json_field(&b, "sha256", c->sha256);
+		print_json_field(&b, "version", c->build);
+		if (c->have_devices) {
+			const char *p = c->devices.buf;
+
+			buf_adds(&b, ", \"devices\": [");
+			while (*p) {
+				const char *nl = strchr(p, '\n');
+				char *dev = xstrndup(p, (size_t)(nl - p));
+
+				if (p != c->devices.buf)
+					buf_adds(&b, ", ");
+				buf_add_json_str(&b, dev);
+				free(dev);
+				p = nl + 1;
+			}
+			buf_addch(&b, ']');
+		}
+		if (c->schema >= 0)
+			buf_addf(&b, ", \"schema_version\": %d", c->schema);
+		buf_addch(&b, '}');
+	}
+	buf_adds(&b, "\n]}\n");
+	fputs(b.buf, stdout);
+	buf_release(&b);
+}
+
+int
+cmd_doctor(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "llama-bench", required_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *explicit = NULL;
+	struct check *v = NULL, *c;
+	size_t n = 0, i;
+	int json = 0, ok = 1, opt;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = 1;
+			break;
+		case 'L':
+			explicit = optarg;
+			break;
+		case 'h':
+			return cmd_help(usage_doctor);
+		default:
+			return cmd_usage_error("doctor", "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error("doctor", "unexpected argument '%s'",
+				       argv[optind]);
+
+	check_llama_tool(add_check(&v, &n, "llama-bench", 1), "llama-bench",
+			 explicit, 1);
+	check_llama_tool(add_check(&v, &n, "llama-quantize", 0),
+			 "llama-quantize", NULL, 0);
+	check_program(add_check(&v, &n, "gnuplot", 0), "gnuplot", "--version",
+		      "gnuplot", FIX("gnuplot-nox", "gnuplot"));
+
+	c = add_check(&v, &n, "sqlite", 0);
+	c->detail = xstrfmt("SQLite %s", sqlite3_libversion());
+	c->build = xstrdup(sqlite3_libversion());
+	c = add_check(&v, &n, "cjson", 0);
+	c->detail = xstrfmt("cJSON %s", cJSON_Version());
+	c->build = xstrdup(cJSON_Version());
+	c = add_check(&v, &n, "crypto", 0);
+#if defined(__APPLE__)
+	c->detail = xstrdup("CommonCrypto (system)");
+#else
+	c->detail = xstrdup(OpenSSL_version(OPENSSL_VERSION));
+	c->build = xstrdup(OpenSSL_version(OPENSSL_VERSION));
+#endif
+
+	check_program(add_check(&v, &n, "ssh", 0), "ssh", "-V", "SSH",
+		      FIX("openssh-client", "openssh"));
+	check_chromium(add_check(&v, &n, "chromium", 0));
+	check_store(add_check(&v, &n, "store", 1), ctx->db_path);
+
+	for (i = 0; i < n; i++)
+		if (v[i].essential && strcmp(v[i].status, "ok"))
+			ok = 0;
+	if (json) {
+		print_json(v, n, ok);
+	} else {
+		for (i = 0; i < n; i++) {
+			c = &v[i];
+			printf("%-8s %-15s %s", c->status, c->name,
+			       c->detail ? c->detail : "");
+			if (c->fix)
+				printf("; fix: %s", c->fix);
+			putchar('\n');
+		}
+		if (!ctx->quiet)
+			printf("%s\n", ok ? "essentials ok" :
+			       "essentials missing: llama-bench and the store "
+			       "must be usable");
+	}
+	for (i = 0; i < n; i++)
+		check_free(&v[i]);
+	free(v);
+	return ok ? EXIT_OK : EXIT_ENV;
+}

@@ -1,0 +1,206 @@
+#define _POSIX_C_SOURCE 200809L
+#include "cmd/cmd.h"
+#include "analysis/published.h"
+#include "analysis/render.h"
+#include "analysis/report.h"
+#include "evidence/store.h"
+#include "run/tools.h"
+#include "base/util.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char usage_reproduce[] =
+	"usage: shimbench reproduce [--figures FILE] [--study NAME]\n"
+	"                           [--select SEL] [--exact] [--require-all]\n"
+	"                           [--format md|csv|json]\n"
+	"\n"
+	"Compares the stored runs with the published headline figures\n"
+	"(evidence/published/figures.json) and prints, per figure, the\n"
+	"published and measured values, the delta, the tolerance and\n"
+	"PASS, FAIL or MISSING. Tolerances are stated in the figures file:\n"
+	"medians within 10 %, guest speedups within 15 %, percent of bare\n"
+	"metal within 5 points. --exact requires agreement to the published\n"
+	"precision (for re-deriving the figures from the raw evidence).\n"
+	"\n"
+	"Exit: 0 every measured figure passes, 1 a figure missed (or, with\n"
+	"--require-all, is missing), 3 nothing to compare.\n";
+
+static const char *
+kind_unit(enum pub_kind k)
+{
+	return k == PUB_MEDIAN ? "tok/s" : k == PUB_RATIO ? "x" : "%";
+}
+
+static double
+measured(const struct rep_workload *w, const char *field)
+{
+	const struct rep_cell *c = NULL;
+
+	if (!strcmp(field, "bare_metal"))
+		c = &w->host;
+	else if (!strcmp(field, "stock"))
+		c = &w->stock;
+	else if (!strcmp(field, "shim"))
+		c = &w->shim;
+	if (c)
+		return c->sum.n ? c->sum.median : NAN;
+	if (!strcmp(field, "guest_ratio"))
+		return report_guest_ratio(w);
+	if (!strcmp(field, "shim_to_host_percent"))
+		return report_shim_to_host(w);
+	return NAN;
+}
+
+int
+cmd_reproduce(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "figures", required_argument, NULL, 'F' },
+		{ "study", required_argument, NULL, 'S' },
+		{ "select", required_argument, NULL, 's' },
+		{ "exact", no_argument, NULL, 'x' },
+		{ "require-all", no_argument, NULL, 'R' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const cols[] = {
+		"Study", "Test", "Figure", "Published#", "Measured#", "Delta#",
+		"Tolerance", "Verdict",
+	};
+	const char *figures = NULL;
+	char *figures_found = NULL;
+	const char *study = NULL, *select = NULL, *format = "md";
+	int exact = 0, require_all = 0, c, ret = EXIT_OK;
+	int pass = 0, fail = 0, missing = 0;
+	struct selection sel = { 0 };
+	struct published pub = { 0 };
+	struct report rep = { 0 };
+	struct store *s = NULL;
+	struct buf out = BUF_INIT;
+	struct table t;
+	size_t i;
+
+	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'F': figures = optarg; break;
+		case 'S': study = optarg; break;
+		case 's': select = optarg; break;
+		case 'x': exact = 1; break;
+		case 'R': require_all = 1; break;
+		case 'f': format = optarg; break;
+		case 'h': return cmd_help(usage_reproduce);
+		default:
+			return cmd_usage_error("reproduce", "unknown option "
+					       "'%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error("reproduce", "unexpected argument '%s'",
+				       argv[optind]);
+	if (strcmp(format, "md") && strcmp(format, "csv") &&
+	    strcmp(format, "json"))
+		return cmd_usage_error("reproduce", "unknown format '%s'",
+				       format);
+	if (selection_parse(select, &sel) < 0)
+		return EXIT_USAGE;
+	if (!figures)
+		figures = figures_found =
+			tool_data_path("evidence/published/figures.json");
+	if (published_load(figures, &pub) < 0) {
+		free(figures_found);
+		selection_free(&sel);
+		return EXIT_USAGE;
+	}
+	table_init(&t, ARRAY_SIZE(cols), cols);
+	if (cmd_open_existing_store(ctx, &s) < 0 ||
+	    report_build(s, &sel, &rep) < 0) {
+		ret = EXIT_ENV;
+		goto cleanup;
+	}
+	for (i = 0; i < pub.n; i++) {
+		const struct pub_figure *f = &pub.f[i];
+		const struct rep_workload *w = NULL;
+		char v[4][64];
+		const char *verdict, *row[8];
+		double m = NAN, tol, delta = NAN;
+		size_t k;
+
+		if (study && strcmp(study, f->study))
+			continue;
+		for (k = 0; k < rep.n; k++)
+			if (!strcmp(rep.w[k].model, f->model) &&
+			    !strcmp(rep.w[k].runtime, f->runtime) &&
+			    !strcmp(rep.w[k].test, f->test))
+				w = &rep.w[k];
+		if (w)
+			m = measured(w, f->field);
+		if (exact) {
+			tol = 0.5 * pow(10, -f->decimals) + 1e-9;
+			snprintf(v[3], 64, "±%g %s", tol, kind_unit(f->kind));
+		} else if (f->kind == PUB_PERCENT) {
+			tol = pub.tol_percent_abs;
+			snprintf(v[3], 64, "±%g points", tol);
+		} else {
+			double rel = f->kind == PUB_MEDIAN ?
+				pub.tol_median_rel : pub.tol_ratio_rel;
+			tol = rel * fabs(f->value);
+			snprintf(v[3], 64, "±%g %%", rel * 100);
+		}
+		if (isnan(m)) {
+			verdict = "MISSING";
+			missing++;
+		} else {
+			delta = m - f->value;
+			verdict = fabs(delta) <= tol ? "PASS" : "FAIL";
+			if (fabs(delta) <= tol)
+				pass++;
+			else
+				fail++;
+		}
+		fmt_num(v[0], 64, f->value, 6);
+		if (isnan(m))
+			v[1][0] = v[2][0] = '\0';
+		else {
+			fmt_num(v[1], 64, m, 6);
+			snprintf(v[2], 64, "%+.4f", delta);
+		}
+		row[0] = f->study;
+		row[1] = f->test;
+		row[2] = f->field;
+		row[3] = v[0];
+		row[4] = v[1];
+		row[5] = v[2];
+		row[6] = v[3];
+		row[7] = verdict;
+		table_add_row(&t, row);
+	}
+	if (t.nrows == 0) {
+		error("no published figure matches study '%s'",
+		      study ? study : "");
+		ret = EXIT_USAGE;
+		goto cleanup;
+	}
+	table_render(&t, format, &out);
+	fwrite(out.buf, 1, out.len, stdout);
+	if (!strcmp(format, "md"))
+		printf("\nfigures: %d pass, %d fail, %d missing (no stored data)\n",
+		       pass, fail, missing);
+	if (fail || (require_all && missing))
+		ret = EXIT_CHECK;
+	else if (pass == 0)
+		ret = EXIT_ENV;
+cleanup:
+	table_release(&t);
+	report_release(&rep);
+	published_release(&pub);
+	selection_free(&sel);
+	buf_release(&out);
+	store_close(s);
+	free(figures_found);
+	return ret;
+}

@@ -1,0 +1,488 @@
+#define _POSIX_C_SOURCE 200809L
+#include "evidence/caps.h"
+#include "base/util.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ggml Metal "name = true|false" lines and their JSON keys. */
+static const struct {
+	const char *label, *key;
+} metal_flags[] = {
+	{ "simdgroup reduction", "simdgroup_reduction" },
+	{ "simdgroup matrix mul.", "simdgroup_matrix_mul" },
+	{ "has unified memory", "has_unified_memory" },
+	{ "hasUnifiedMemory", "has_unified_memory" },
+	{ "has bfloat", "has_bfloat" },
+	{ "use bfloat", "use_bfloat" },
+	{ "has tensor", "has_tensor" },
+	{ "use residency sets", "use_residency_sets" },
+	{ "use shared buffers", "use_shared_buffers" },
+};
+
+static cJSON *
+child(cJSON *parent, const char *key)
+{
+	cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);
+
+	if (!o)
+		o = cJSON_AddObjectToObject(parent, key);
+	return o;
+}
+
+static cJSON *
+child_array(cJSON *parent, const char *key)
+{
+	cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);
+
+	if (!o)
+		o = cJSON_AddArrayToObject(parent, key);
+	return o;
+}
+
+static void
+set_number(cJSON *o, const char *key, double v)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+	cJSON_AddNumberToObject(o, key, v);
+}
+
+static void
+set_string(cJSON *o, const char *key, const char *v)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+	cJSON_AddStringToObject(o, key, v);
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/* "GPU family: MTLGPUFamilyApple9  (1009)" and its Common/Metal kin. */
+static void
+metal_family(cJSON *metal, const char *p)
+{
+	static const struct { const char *kind, *key; } kinds[] = {
+		{ "MTLGPUFamilyApple", "apple_family" },
+		{ "MTLGPUFamilyCommon", "common_family" },
+		{ "MTLGPUFamilyMetal", "metal_family" },
+		{ "MTLGPUFamilyMac", "mac_family" },
+	};
+	const char *paren = strchr(p, '(');
+	long value;
+	size_t i;
+
+	if (!paren || sscanf(paren, "(%ld)", &value) != 1)
+		return;
+	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+		const cJSON *old;
+
+		if (strncmp(p, kinds[i].kind, strlen(kinds[i].kind)))
+			continue;
+		old = cJSON_GetObjectItemCaseSensitive(metal, kinds[i].key);
+		/* ggml prints the highest family; keep the highest seen. */
+		if (!old || old->valuedouble < (double)value)
+			set_number(metal, kinds[i].key, (double)value);
+		return;
+	}
+}
+
+static void
+metal_line(cJSON *root, char *line)
+{
+	char *p;
+	size_t i;
+
+	if ((p = strstr(line, "GPU name:"))) {
+		cJSON *metal = child(root, "metal");
+		char *name = trim(p + strlen("GPU name:"));
+		char *open = strchr(name, '(');
+		size_t n = strlen(name);
+
+		if (open && n && name[n - 1] == ')') {
+			name[n - 1] = '\0';
+			*open = '\0';
+			set_string(metal, "device", trim(open + 1));
+			set_string(metal, "gpu_name", trim(name));
+		} else {
+			set_string(metal, "device", name);
+			set_string(metal, "gpu_name", name);
+		}
+		return;
+	}
+	if ((p = strstr(line, "GPU family:"))) {
+		metal_family(child(root, "metal"), trim(p + strlen("GPU family:")));
+		return;
+	}
+	if ((p = strstr(line, "recommendedMaxWorkingSetSize"))) {
+		double mb;
+		char *eq = strchr(p, '=');
+		if (eq && sscanf(eq + 1, "%lf", &mb) == 1)
+			set_number(child(root, "metal"),
+				   "recommended_max_working_set_mb", mb);
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(metal_flags); i++) {
+		char *eq;
+		if (!(p = strstr(line, metal_flags[i].label)))
+			continue;
+		eq = strchr(p, '=');
+		if (!eq)
+			continue;
+		eq = trim(eq + 1);
+		if (!strcmp(eq, "true") || !strcmp(eq, "false")) {
+			cJSON *metal = child(root, "metal");
+			cJSON_DeleteItemFromObjectCaseSensitive(
+				metal, metal_flags[i].key);
+			cJSON_AddBoolToObject(metal, metal_flags[i].key,
+					      !strcmp(eq, "true"));
+		}
+		return;
+	}
+}
+
+/*
+ * "[LumeMetalCapabilities] Enabled for llama-bench (appleFamilyMax=1009
+ * maxThreadgroupMemory=65536)", possibly after an NSLog prefix.
+ */
+static void
+shim_line(cJSON *root, char *line, char *tag)
+{
+	char *msg = trim(tag + strlen("[LumeMetalCapabilities]"));
+	cJSON *shim;
+	char *open, *close, *kv, *save = NULL;
+
+	if (strncmp(msg, "Enabled for ", 12)) {
+		cJSON_AddItemToArray(child_array(root, "shim_messages"),
+				     cJSON_CreateString(msg));
+		return;
+	}
+	shim = child(root, "shim");
+	set_string(shim, "line", trim(line));
+	msg += 12;
+	open = strrchr(msg, '(');
+	close = open ? strchr(open, ')') : NULL;
+	if (!open || !close) {
+		set_string(shim, "process", trim(msg));
+		return;
+	}
+	*open = '\0';
+	*close = '\0';
+	set_string(shim, "process", trim(msg));
+	for (kv = strtok_r(open + 1, " ", &save); kv;
+	     kv = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(kv, '=');
+		double v;
+		if (!eq)
+			continue;
+		*eq = '\0';
+		if (parse_double(eq + 1, &v) == 0)
+			set_number(shim, kv, v);
+		else
+			set_string(shim, kv, eq + 1);
+	}
+}
+
+/* "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes, VRAM: N MiB" */
+static void
+cuda_device(cJSON *root, char *line)
+{
+	cJSON *dev, *cuda = child(root, "cuda");
+	char *p = strstr(line, "Device "), *name, *comma, *q;
+	int idx, major, minor;
+	long vram;
+
+	if (!p || sscanf(p, "Device %d:", &idx) != 1)
+		return;
+	name = strchr(p, ':') + 1;
+	comma = strstr(name, ", compute capability");
+	dev = cJSON_CreateObject();
+	cJSON_AddNumberToObject(dev, "index", idx);
+	if (comma) {
+		*comma = '\0';
+		cJSON_AddStringToObject(dev, "name", trim(name));
+		if (sscanf(comma + 1, " compute capability %d.%d", &major,
+			   &minor) == 2)
+			cJSON_AddNumberToObject(dev, "compute_capability",
+						major * 10 + minor);
+		if ((q = strstr(comma + 1, "VMM: ")))
+			cJSON_AddBoolToObject(dev, "vmm", !strncmp(q + 5, "yes", 3));
+		if ((q = strstr(comma + 1, "VRAM: ")) &&
+		    sscanf(q + 6, "%ld", &vram) == 1)
+			cJSON_AddNumberToObject(dev, "vram_mib", (double)vram);
+	} else {
+		cJSON_AddStringToObject(dev, "name", trim(name));
+	}
+	cJSON_AddItemToArray(child_array(cuda, "devices"), dev);
+}
+
+/* "ggml_vulkan: 0 = NVIDIA H200 (NVIDIA) | uma: 0 | fp16: 1 | …" */
+static void
+vulkan_device(cJSON *root, char *p)
+{
+	cJSON *dev;
+	char *eq = strstr(p, " = "), *field, *save = NULL;
+	int idx;
+
+	if (!eq || sscanf(p, "%d", &idx) != 1)
+		return;
+	dev = cJSON_CreateObject();
+	cJSON_AddNumberToObject(dev, "index", idx);
+	field = strtok_r(eq + 3, "|", &save);
+	if (field)
+		cJSON_AddStringToObject(dev, "name", trim(field));
+	while ((field = strtok_r(NULL, "|", &save))) {
+		char *colon = strchr(field, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		cJSON_AddStringToObject(dev, trim(field), trim(colon + 1));
+	}
+	cJSON_AddItemToArray(child_array(child(root, "vulkan"), "devices"), dev);
+}
+
+static void
+parse_line(cJSON *root, char *line)
+{
+	char *p;
+	int n;
+
+	if ((p = strstr(line, "[LumeMetalCapabilities]"))) {
+		shim_line(root, line, p);
+	} else if (strstr(line, "ggml_metal") || strstr(line, "GPU name:") ||
+		   strstr(line, "GPU family:")) {
+		metal_line(root, line);
+	} else if ((p = strstr(line, "ggml_cuda_init: found ")) &&
+		   sscanf(p, "ggml_cuda_init: found %d CUDA devices", &n) == 1) {
+		set_number(child(root, "cuda"), "count", n);
+	} else if ((p = strstr(line, "ggml_cuda_init: failed to initialize CUDA:"))) {
+		set_string(child(root, "cuda"), "error",
+			   trim(p + strlen("ggml_cuda_init: failed to initialize CUDA:")));
+	} else if (strstr(line, "compute capability") &&
+		   strstr(line, "Device ")) {
+		cuda_device(root, line);
+	} else if ((p = strstr(line, "ggml_vulkan: Found ")) &&
+		   sscanf(p, "ggml_vulkan: Found %d Vulkan devices", &n) == 1) {
+		set_number(child(root, "vulkan"), "count", n);
+	} else if ((p = strstr(line, "ggml_vulkan: ")) &&
+		   p[13] >= '0' && p[13] <= '9') {
+		vulkan_device(root, p + 13);
+	} else if ((p = strstr(line, "load_backend: loaded "))) {
+		char *from = strstr(p, " backend from ");
+		cJSON *b = cJSON_CreateObject();
+		if (from) {
+			*from = '\0';
+			cJSON_AddStringToObject(b, "name",
+				trim(p + strlen("load_backend: loaded ")));
+			cJSON_AddStringToObject(b, "path",
+				trim(from + strlen(" backend from ")));
+		} else {
+			cJSON_AddStringToObject(b, "name", trim(p + 21));
+		}
+		cJSON_AddItemToArray(child_array(root, "backends_loaded"), b);
+	} else if ((p = strstr(line, "terminating because inserted dylib '"))) {
+		cJSON *d = child(root, "dyld_insert_failure");
+		char *path = p + strlen("terminating because inserted dylib '");
+		char *end = strstr(path, "' could not be loaded");
+		if (end) {
+			*end = '\0';
+			set_string(d, "path", path);
+			end += strlen("' could not be loaded");
+			if (*end == ':')
+				end++;
+			set_string(d, "reason", trim(end));
+		} else {
+			set_string(d, "reason", trim(path));
+		}
+		set_string(d, "line", trim(line));
+	}
+}
+
+char *
+caps_parse(const char *text, size_t len)
+{
+	cJSON *root = cJSON_CreateObject();
+	size_t pos = 0;
+	char *out, *ret;
+
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		char *line = xstrndup(text + pos, end - pos);
+
+		/* Lines with NUL bytes are cut there; that is fine. */
+		parse_line(root, line);
+		free(line);
+		pos = end + 1;
+	}
+	out = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	if (!out)
+		die("out of memory printing capabilities");
+	ret = xstrdup(out);
+	cJSON_free(out);
+	return ret;
+}
+
+static int
+line_has(const char *text, size_t len, const char *marker)
+{
+	size_t mlen = strlen(marker), pos = 0;
+
+	if (!mlen)
+		return 1;
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len, i;
+
+		for (i = pos; i + mlen <= end; i++)
+			if (!memcmp(text + i, marker, mlen))
+				return 1;
+		pos = end + 1;
+	}
+	return 0;
+}
+
+int
+caps_missing_markers(const char *text, size_t len, const char *const *markers,
+		     size_t n, struct buf *missing)
+{
+	size_t i;
+	int count = 0;
+
+	for (i = 0; i < n; i++) {
+		if (line_has(text, len, markers[i]))
+			continue;
+		count++;
+		if (missing) {
+			if (missing->len)
+				buf_adds(missing, "; ");
+			buf_addf(missing, "'%s'", markers[i]);
+		}
+	}
+	return count;
+}
+
+int
+caps_verify(const char *text, size_t len, const char *const *markers,
+	    size_t n, struct buf *detail)
+{
+	struct buf missing = BUF_INIT;
+	const char *dyld = NULL;
+	size_t pos = 0;
+	int nmiss;
+
+	nmiss = caps_missing_markers(text, len, markers, n, &missing);
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		char *line = xstrndup(text + pos, end - pos);
+
+		if (!dyld && strstr(line, "terminating because inserted dylib"))
+			dyld = text + pos;
+		free(line);
+		pos = end + 1;
+	}
+	if (dyld) {
+		const char *nl = memchr(dyld, '\n', len - (size_t)(dyld - text));
+		size_t l = nl ? (size_t)(nl - dyld) : len - (size_t)(dyld - text);
+
+		buf_adds(detail, "dyld refused the inserted library: ");
+		buf_add(detail, dyld, l);
+		if (nmiss)
+			buf_adds(detail, "; ");
+	}
+	if (nmiss) {
+		buf_addf(detail, "missing marker%s %s; likely causes: "
+			 "DYLD_INSERT_LIBRARIES pruned by SIP or the hardened "
+			 "runtime, a library without this process's "
+			 "architecture slice (arm64 vs arm64e), or a bad shim "
+			 "configuration (LUME_METAL_APPLE_FAMILY_MAX)",
+			 nmiss > 1 ? "s" : "", missing.buf);
+	}
+	buf_release(&missing);
+	return nmiss == 0 && !dyld;
+}
+
+/* Follows a dotted path ("shim.status") through nested objects. */
+static const cJSON *
+json_path(const cJSON *root, const char *path)
+{
+	char *copy = xstrdup(path), *part, *save = NULL;
+	const cJSON *cur = root;
+
+	for (part = strtok_r(copy, ".", &save); part && cur;
+	     part = strtok_r(NULL, ".", &save))
+		cur = cJSON_IsObject(cur) ?
+			cJSON_GetObjectItemCaseSensitive(cur, part) : NULL;
+	free(copy);
+	return cur;
+}
+
+int
+caps_check_probe(const char *probe_out, size_t len, const char *expect_json,
+		 struct buf *detail)
+{
+	cJSON *out = cJSON_ParseWithLength(probe_out, len);
+	cJSON *want = cJSON_Parse(expect_json ? expect_json : "{}");
+	const cJSON *w;
+	int ok = 1, n = 0;
+
+	if (!cJSON_IsObject(out)) {
+		buf_adds(detail, "probe output is not a JSON object");
+		cJSON_Delete(out);
+		cJSON_Delete(want);
+		return -1;
+	}
+	cJSON_ArrayForEach(w, want) {
+		const cJSON *got = json_path(out, w->string);
+		char *ws = cJSON_PrintUnformatted(w);
+		char *gs = got ? cJSON_PrintUnformatted(got) : NULL;
+
+		buf_adds(detail, n++ ? ", " : "probe: ");
+		if (got && cJSON_Compare(got, w, 1)) {
+			buf_addf(detail, "%s = %s", w->string, gs);
+		} else {
+			ok = 0;
+			buf_addf(detail, "%s is %s, expected %s", w->string,
+				 gs ? gs : "missing", ws);
+		}
+		cJSON_free(ws);
+		cJSON_free(gs);
+	}
+	cJSON_Delete(out);
+	cJSON_Delete(want);
+	return ok;
+}
+
+char *
+caps_with_probe(const char *caps_json, const char *probe_out, size_t len)
+{
+	cJSON *caps = cJSON_Parse(caps_json ? caps_json : "{}");
+	cJSON *probe = cJSON_ParseWithLength(probe_out, len);
+	char *text, *ret;
+
+	if (!cJSON_IsObject(caps)) {
+		cJSON_Delete(caps);
+		caps = cJSON_CreateObject();
+	}
+	if (!probe)
+		probe = cJSON_CreateString("(not JSON)");
+	cJSON_AddItemToObject(caps, "probe", probe);
+	text = cJSON_PrintUnformatted(caps);
+	ret = xstrdup(text ? text : "{}");
+	cJSON_free(text);
+	cJSON_Delete(caps);
+	return ret;
+}

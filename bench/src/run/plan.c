@@ -1,0 +1,554 @@
+#define _POSIX_C_SOURCE 200809L
+#include "run/plan.h"
+#include "models/hash.h"
+#include "models/manifest.h"
+#include "base/util.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The default llama-bench arguments: the published convention. */
+static const char *const default_args[] = {
+	"-p", "512", "-n", "128", "-r", "10", NULL,
+};
+
+static int
+only_keys(const cJSON *o, const char *path, const char *const *keys)
+{
+	const cJSON *v;
+	size_t i;
+
+	if (!cJSON_IsObject(o))
+		return error("plan: '%s' must be an object", path);
+	cJSON_ArrayForEach(v, o) {
+		for (i = 0; keys[i]; i++)
+			if (!strcmp(v->string, keys[i]))
+				break;
+		if (!keys[i])
+			return error("plan: unknown key '%s.%s'", path,
+				     v->string);
+	}
+	return 0;
+}
+
+/* Optional string member; -1 on a wrong type. */
+static int
+opt_str(const cJSON *o, const char *key, const char *path, char **out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	*out = NULL;
+	if (!v)
+		return 0;
+	if (!cJSON_IsString(v) || !*v->valuestring)
+		return error("plan: '%s.%s' must be a non-empty string", path,
+			     key);
+	*out = xstrdup(v->valuestring);
+	return 0;
+}
+
+static int
+str_array(const cJSON *a, const char *path, char ***out, size_t *n)
+{
+	const cJSON *v;
+	size_t i = 0;
+
+	*out = xcalloc(1, sizeof(char *));
+	*n = 0;
+	if (!a)
+		return 0;
+	if (!cJSON_IsArray(a))
+		return error("plan: '%s' must be an array of strings", path);
+	cJSON_ArrayForEach(v, a) {
+		if (!cJSON_IsString(v))
+			return error("plan: '%s[%zu]' must be a string", path, i);
+		*out = strv_push(*out, n, xstrdup(v->valuestring));
+		i++;
+	}
+	return 0;
+}
+
+static int
+env_object(const cJSON *o, const char *path, char ***set, size_t *nset)
+{
+	const cJSON *v;
+
+	if (!o)
+		return 0;
+	if (!cJSON_IsObject(o))
+		return error("plan: '%s' must be an object of strings", path);
+	cJSON_ArrayForEach(v, o) {
+		if (!cJSON_IsString(v))
+			return error("plan: '%s.%s' must be a string", path,
+				     v->string);
+		if (!*v->string || strchr(v->string, '='))
+			return error("plan: '%s' has a bad variable name '%s'",
+				     path, v->string);
+		*set = strv_push(*set, nset, xstrfmt("%s=%s", v->string,
+						     v->valuestring));
+	}
+	return 0;
+}
+
+static int
+load_models(struct plan *p, const cJSON *arr, const char *models_dir)
+{
+	static const char *const keys[] = { "name", "path", "sha256", "label",
+					    NULL };
+	struct manifest man = { 0 };
+	int have_manifest = 0, ret = -1;
+	const cJSON *m;
+	size_t i = 0;
+
+	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
+		return error("plan: 'models' must be a non-empty array");
+	cJSON_ArrayForEach(m, arr) {
+		struct plan_model *pm;
+		const struct manifest_model *mm = NULL;
+		char path[64];
+
+		snprintf(path, sizeof(path), "models[%zu]", i++);
+		if (only_keys(m, path, keys) < 0)
+			goto cleanup;
+		p->models = xrealloc(p->models, (p->nmodels + 1) * sizeof(*pm));
+		pm = &p->models[p->nmodels++];
+		memset(pm, 0, sizeof(*pm));
+		pm->model_size = pm->n_params = -1;
+		if (opt_str(m, "name", path, &pm->name) < 0 ||
+		    opt_str(m, "path", path, &pm->path) < 0 ||
+		    opt_str(m, "sha256", path, &pm->sha256) < 0 ||
+		    opt_str(m, "label", path, &pm->label) < 0)
+			goto cleanup;
+		if (!pm->name) {
+			error("plan: '%s.name' is required", path);
+			goto cleanup;
+		}
+		if (pm->sha256 && !hash_is_sha256_hex(pm->sha256)) {
+			error("plan: '%s.sha256' is not a SHA-256", path);
+			goto cleanup;
+		}
+		if (!have_manifest && file_exists(manifest_default_path())) {
+			if (manifest_load(NULL, &man) < 0)
+				goto cleanup;
+			have_manifest = 1;
+		}
+		if (have_manifest)
+			mm = manifest_find(&man, pm->name);
+		if (mm) {
+			if (!pm->path)
+				pm->path = manifest_model_path(mm, models_dir);
+			if (!pm->sha256 && mm->sha256)
+				pm->sha256 = xstrdup(mm->sha256);
+			if (!pm->label && mm->label)
+				pm->label = xstrdup(mm->label);
+			pm->model_size = mm->model_size;
+			pm->n_params = mm->n_params;
+		}
+		if (!pm->path) {
+			error("plan: '%s' (%s) has no path and is not in the "
+			      "manifest", path, pm->name);
+			goto cleanup;
+		}
+		if (!pm->label)
+			pm->label = xstrdup(pm->name);
+	}
+	ret = 0;
+cleanup:
+	if (have_manifest)
+		manifest_free(&man);
+	return ret;
+}
+
+static int
+load_targets(struct plan *p, const cJSON *obj)
+{
+	static const char *const keys[] = { "transport", "host", "user", "vm",
+					    "llama_bench", "timeout", "port",
+					    "ssh_options", NULL };
+	static const char *const transports[] = { "local", "ssh", "lume",
+						  "tart", NULL };
+	const cJSON *t, *v;
+
+	if (!cJSON_IsObject(obj) || !obj->child)
+		return error("plan: 'targets' must be a non-empty object");
+	cJSON_ArrayForEach(t, obj) {
+		struct plan_target *pt;
+		char path[128];
+		size_t k;
+
+		snprintf(path, sizeof(path), "targets.%.100s", t->string);
+		if (only_keys(t, path, keys) < 0)
+			return -1;
+		p->targets = xrealloc(p->targets,
+				      (p->ntargets + 1) * sizeof(*pt));
+		pt = &p->targets[p->ntargets++];
+		memset(pt, 0, sizeof(*pt));
+		pt->name = xstrdup(t->string);
+		if (opt_str(t, "transport", path, &pt->transport) < 0 ||
+		    opt_str(t, "host", path, &pt->host) < 0 ||
+		    opt_str(t, "user", path, &pt->user) < 0 ||
+		    opt_str(t, "vm", path, &pt->vm) < 0 ||
+		    opt_str(t, "llama_bench", path, &pt->llama_bench) < 0)
+			return -1;
+		if (!pt->transport)
+			pt->transport = xstrdup("local");
+		v = cJSON_GetObjectItemCaseSensitive(t, "timeout");
+		if (v && (!cJSON_IsNumber(v) || v->valuedouble <= 0))
+			return error("plan: '%s.timeout' must be a positive "
+				     "number of seconds", path);
+		pt->timeout = v ? v->valuedouble : 0;
+		v = cJSON_GetObjectItemCaseSensitive(t, "port");
+		if (v && (!cJSON_IsNumber(v) || v->valuedouble < 1 ||
+			  v->valuedouble > 65535 ||
+			  v->valuedouble != (int)v->valuedouble))
+			return error("plan: '%s.port' must be a port number",
+				     path);
+		pt->port = v ? (int)v->valuedouble : 0;
+		{
+			char opath[160];
+			size_t nopt = 0;
+			snprintf(opath, sizeof(opath), "%s.ssh_options", path);
+			if (str_array(cJSON_GetObjectItemCaseSensitive(t,
+								       "ssh_options"),
+				      opath, &pt->ssh_options, &nopt) < 0)
+				return -1;
+		}
+		if (!strcmp(pt->transport, "ssh") && !pt->host)
+			return error("plan: '%s' uses ssh and needs 'host'", path);
+		if ((!strcmp(pt->transport, "lume") ||
+		     !strcmp(pt->transport, "tart")) && !pt->vm)
+			return error("plan: '%s' uses %s and needs 'vm'", path,
+				     pt->transport);
+		for (k = 0; transports[k]; k++)
+			if (!strcmp(pt->transport, transports[k]))
+				break;
+		if (!transports[k])
+			return error("plan: '%s.transport' is '%s'; expected "
+				     "local, ssh, lume or tart", path,
+				     pt->transport);
+	}
+	return 0;
+}
+
+static int
+load_variants(struct plan *p, const cJSON *arr)
+{
+	static const char *const keys[] = { "name", "target", "role", "env",
+					    "unset", "inject", "expect", "probe",
+					    NULL };
+	static const char *const pkeys[] = { "argv", "expect", NULL };
+	static const char *const ikeys[] = { "library", "sha256", "env",
+					     "append", NULL };
+	const cJSON *v;
+	size_t i = 0, j;
+
+	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
+		return error("plan: 'variants' must be a non-empty array");
+	cJSON_ArrayForEach(v, arr) {
+		struct plan_variant *pv;
+		const cJSON *inj;
+		char path[64], ipath[80];
+		size_t nset = 0, nunset = 0;
+
+		snprintf(path, sizeof(path), "variants[%zu]", i++);
+		if (only_keys(v, path, keys) < 0)
+			return -1;
+		p->variants = xrealloc(p->variants,
+				       (p->nvariants + 1) * sizeof(*pv));
+		pv = &p->variants[p->nvariants++];
+		memset(pv, 0, sizeof(*pv));
+		pv->env_set = xcalloc(1, sizeof(char *));
+		if (opt_str(v, "name", path, &pv->name) < 0 ||
+		    opt_str(v, "target", path, &pv->target) < 0 ||
+		    opt_str(v, "role", path, &pv->role) < 0)
+			return -1;
+		if (!pv->name || !pv->target)
+			return error("plan: '%s' needs 'name' and 'target'",
+				     path);
+		for (j = 0; pv->name[j]; j++)
+			if (!strchr("abcdefghijklmnopqrstuvwxyz"
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.",
+				    pv->name[j]))
+				return error("plan: '%s.name' '%s' may only "
+					     "hold letters, digits, '-', '_' "
+					     "and '.'", path, pv->name);
+		for (j = 0; j + 1 < p->nvariants; j++)
+			if (!strcmp(p->variants[j].name, pv->name))
+				return error("plan: variant '%s' appears twice",
+					     pv->name);
+		if (!plan_target(p, pv->target))
+			return error("plan: '%s.target' names unknown target "
+				     "'%s'", path, pv->target);
+		if (!pv->role)
+			pv->role = xstrdup("other");
+		snprintf(ipath, sizeof(ipath), "%s.env", path);
+		if (env_object(cJSON_GetObjectItemCaseSensitive(v, "env"),
+			       ipath, &pv->env_set, &nset) < 0)
+			return -1;
+		snprintf(ipath, sizeof(ipath), "%s.unset", path);
+		if (str_array(cJSON_GetObjectItemCaseSensitive(v, "unset"),
+			      ipath, &pv->env_unset, &nunset) < 0)
+			return -1;
+		snprintf(ipath, sizeof(ipath), "%s.expect", path);
+		if (str_array(cJSON_GetObjectItemCaseSensitive(v, "expect"),
+			      ipath, &pv->expect, &pv->nexpect) < 0)
+			return -1;
+		inj = cJSON_GetObjectItemCaseSensitive(v, "probe");
+		if (inj) {
+			const cJSON *ex = cJSON_GetObjectItemCaseSensitive(inj,
+									   "expect");
+			size_t nargv = 0;
+			char *txt;
+
+			snprintf(ipath, sizeof(ipath), "%s.probe", path);
+			if (only_keys(inj, ipath, pkeys) < 0)
+				return -1;
+			snprintf(ipath, sizeof(ipath), "%s.probe.argv", path);
+			if (str_array(cJSON_GetObjectItemCaseSensitive(inj, "argv"),
+				      ipath, &pv->probe_argv, &nargv) < 0)
+				return -1;
+			if (nargv == 0)
+				return error("plan: '%s' must name the probe "
+					     "program", ipath);
+			if (!cJSON_IsObject(ex) || !ex->child)
+				return error("plan: '%s.probe.expect' must be a "
+					     "non-empty object of JSON paths and "
+					     "values", path);
+			txt = cJSON_PrintUnformatted(ex);
+			pv->probe_expect = xstrdup(txt);
+			cJSON_free(txt);
+		}
+		inj = cJSON_GetObjectItemCaseSensitive(v, "inject");
+		if (inj) {
+			const cJSON *ap;
+
+			snprintf(ipath, sizeof(ipath), "%s.inject", path);
+			if (only_keys(inj, ipath, ikeys) < 0 ||
+			    opt_str(inj, "library", ipath, &pv->inject_lib) < 0 ||
+			    opt_str(inj, "sha256", ipath,
+				    &pv->inject_sha256) < 0)
+				return -1;
+			if (!pv->inject_lib || !pv->inject_sha256)
+				return error("plan: '%s' needs 'library' and "
+					     "'sha256'", ipath);
+			if (!hash_is_sha256_hex(pv->inject_sha256))
+				return error("plan: '%s.sha256' is not a "
+					     "SHA-256", ipath);
+			ap = cJSON_GetObjectItemCaseSensitive(inj, "append");
+			if (ap && !cJSON_IsBool(ap))
+				return error("plan: '%s.append' must be true "
+					     "or false", ipath);
+			pv->inject_append = cJSON_IsTrue(ap);
+			snprintf(ipath, sizeof(ipath), "%s.inject.env", path);
+			if (env_object(cJSON_GetObjectItemCaseSensitive(inj,
+									"env"),
+				       ipath, &pv->env_set, &nset) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+load_llama_bench(struct plan *p, const cJSON *lb)
+{
+	static const char *const keys[] = { "path", "args", NULL };
+	size_t n = 0, i;
+
+	if (!lb) {
+		p->args = xcalloc(ARRAY_SIZE(default_args), sizeof(char *));
+		for (i = 0; default_args[i]; i++)
+			p->args[i] = xstrdup(default_args[i]);
+		return 0;
+	}
+	if (only_keys(lb, "llama_bench", keys) < 0 ||
+	    opt_str(lb, "path", "llama_bench", &p->llama_bench) < 0 ||
+	    str_array(cJSON_GetObjectItemCaseSensitive(lb, "args"),
+		      "llama_bench.args", &p->args, &n) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		const char *a = p->args[i];
+		if (!strcmp(a, "-m") || !strcmp(a, "--model"))
+			return error("plan: 'llama_bench.args' must not hold "
+				     "'%s': models come from 'models'", a);
+		if (!strcmp(a, "-o") || !strcmp(a, "--output") ||
+		    !strcmp(a, "-oe") || !strcmp(a, "--output-err"))
+			return error("plan: 'llama_bench.args' must not hold "
+				     "'%s': shimbench reads -o jsonl", a);
+	}
+	if (n == 0) {
+		free(p->args);
+		return load_llama_bench(p, NULL);
+	}
+	return 0;
+}
+
+static int
+int_member(const cJSON *root, const char *key, long lo, long hi, long dflt,
+	   long *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+
+	*out = dflt;
+	if (!v)
+		return 0;
+	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble)
+		return error("plan: '%s' must be an integer", key);
+	if (v->valuedouble < lo || v->valuedouble > hi)
+		return error("plan: '%s' must be between %ld and %ld", key, lo,
+			     hi);
+	*out = (long)v->valuedouble;
+	return 0;
+}
+
+int
+plan_parse(const char *text, size_t len, const char *name,
+	   const char *models_dir, struct plan *p)
+{
+	static const char *const keys[] = {
+		"name", "models", "targets", "variants", "llama_bench",
+		"processes", "order", "seed", "timeout", NULL,
+	};
+	cJSON *root;
+	const cJSON *v;
+	char *compact;
+	long n;
+	int ret = -1;
+
+	memset(p, 0, sizeof(*p));
+	root = cJSON_ParseWithLength(text, len);
+	if (!root) {
+		const char *at = cJSON_GetErrorPtr();
+		return error("plan '%s': not valid JSON (near byte %ld)", name,
+			     at ? (long)(at - text) : 0L);
+	}
+	if (only_keys(root, "plan", keys) < 0)
+		goto cleanup;
+	if (opt_str(root, "name", "plan", &p->name) < 0)
+		goto cleanup;
+	if (load_models(p, cJSON_GetObjectItemCaseSensitive(root, "models"),
+			models_dir) < 0 ||
+	    load_targets(p, cJSON_GetObjectItemCaseSensitive(root,
+							     "targets")) < 0 ||
+	    load_variants(p, cJSON_GetObjectItemCaseSensitive(root,
+							      "variants")) < 0 ||
+	    load_llama_bench(p, cJSON_GetObjectItemCaseSensitive(root,
+								 "llama_bench")) < 0)
+		goto cleanup;
+	if (int_member(root, "processes", 1, 1000, 1, &n) < 0)
+		goto cleanup;
+	p->processes = (int)n;
+	v = cJSON_GetObjectItemCaseSensitive(root, "order");
+	p->interleaved = 1;
+	if (v) {
+		if (!cJSON_IsString(v) || (strcmp(v->valuestring, "interleaved") &&
+					   strcmp(v->valuestring, "grouped"))) {
+			error("plan: 'order' must be \"interleaved\" or "
+			      "\"grouped\"");
+			goto cleanup;
+		}
+		p->interleaved = !strcmp(v->valuestring, "interleaved");
+	}
+	v = cJSON_GetObjectItemCaseSensitive(root, "seed");
+	if (v) {
+		if (!cJSON_IsNumber(v) || v->valuedouble < 0 ||
+		    v->valuedouble > 9007199254740992.0 ||
+		    v->valuedouble != (double)(unsigned long long)v->valuedouble) {
+			error("plan: 'seed' must be a non-negative integer");
+			goto cleanup;
+		}
+		p->seed = (unsigned long long)v->valuedouble;
+		p->seed_given = 1;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(root, "timeout");
+	p->timeout = 1800;
+	if (v) {
+		if (!cJSON_IsNumber(v) || v->valuedouble <= 0) {
+			error("plan: 'timeout' must be a positive number of "
+			      "seconds");
+			goto cleanup;
+		}
+		p->timeout = v->valuedouble;
+	}
+	if (!p->name)
+		p->name = xstrdup(name);
+	compact = cJSON_PrintUnformatted(root);
+	p->json = xstrdup(compact ? compact : "{}");
+	cJSON_free(compact);
+	ret = 0;
+cleanup:
+	cJSON_Delete(root);
+	if (ret < 0)
+		plan_free(p);
+	return ret;
+}
+
+int
+plan_load(const char *path, const char *models_dir, struct plan *p)
+{
+	struct buf b = BUF_INIT;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	if (buf_read_file(&b, path) < 0)
+		return -1;
+	ret = plan_parse(b.buf, b.len, path, models_dir, p);
+	buf_release(&b);
+	return ret;
+}
+
+void
+plan_free(struct plan *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmodels; i++) {
+		free(p->models[i].name);
+		free(p->models[i].label);
+		free(p->models[i].path);
+		free(p->models[i].sha256);
+	}
+	for (i = 0; i < p->ntargets; i++) {
+		free(p->targets[i].name);
+		free(p->targets[i].transport);
+		free(p->targets[i].host);
+		free(p->targets[i].user);
+		free(p->targets[i].vm);
+		free(p->targets[i].llama_bench);
+		strv_free(p->targets[i].ssh_options);
+	}
+	for (i = 0; i < p->nvariants; i++) {
+		struct plan_variant *v = &p->variants[i];
+		free(v->name);
+		free(v->target);
+		free(v->role);
+		strv_free(v->env_set);
+		strv_free(v->env_unset);
+		free(v->inject_lib);
+		free(v->inject_sha256);
+		strv_free(v->expect);
+		strv_free(v->probe_argv);
+		free(v->probe_expect);
+	}
+	free(p->models);
+	free(p->targets);
+	free(p->variants);
+	strv_free(p->args);
+	free(p->llama_bench);
+	free(p->name);
+	free(p->json);
+	memset(p, 0, sizeof(*p));
+}
+
+const struct plan_target *
+plan_target(const struct plan *p, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < p->ntargets; i++)
+		if (!strcmp(p->targets[i].name, name))
+			return &p->targets[i];
+	return NULL;
+}
