@@ -33,6 +33,9 @@ LIB_OBJS =
 # base: buffers, errors, files, processes
 LIB_OBJS += base/util.o
 LIB_OBJS += base/proc.o
+LIB_OBJS += base/json.o
+LIB_OBJS += base/opt.o
+LIB_OBJS += base/rng.o
 # models: GGUF, synthetic models, manifest, hashing
 LIB_OBJS += models/hash.o
 LIB_OBJS += models/gguf.o

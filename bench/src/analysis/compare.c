@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/compare.h"
 #include "analysis/stats.h"
+#include "base/rng.h"
 #include "base/util.h"
 
 #include <math.h>

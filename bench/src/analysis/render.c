@@ -7,27 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void
-fmt_num(char *out, size_t size, double v, int decimals)
-{
-	char *dot, *e;
-
-	if (!isfinite(v)) {
-		snprintf(out, size, "%s", "");
-		return;
-	}
-	snprintf(out, size, "%.*f", decimals, v);
-	dot = strchr(out, '.');
-	if (!dot)
-		return;
-	e = out + strlen(out);
-	while (e > dot + 1 && e[-1] == '0')
-		*--e = '\0';
-	if (e == dot + 1)
-		*dot = '\0';
-	if (!strcmp(out, "-0"))
-		snprintf(out, size, "0");
-}
 
 void
 table_init(struct table *t, size_t ncols, const char *const *names)

@@ -36,7 +36,5 @@ void html_escape(struct buf *out, const char *s);
 /* format: "md", "csv" or "json"; -1 with error() for anything else. */
 int table_render(const struct table *t, const char *format, struct buf *out);
 
-/* Formats v with at most `decimals` decimals, trailing zeros removed. */
-void fmt_num(char *out, size_t size, double v, int decimals);
 
 #endif

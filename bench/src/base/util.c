@@ -484,12 +484,25 @@ strv_free(char **v)
 	free(v);
 }
 
-uint64_t
-splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+void
+fmt_num(char *out, size_t size, double v, int decimals)
+{
+	char *dot, *e;
+
+	if (!isfinite(v)) {
+		snprintf(out, size, "%s", "");
+		return;
+	}
+	snprintf(out, size, "%.*f", decimals, v);
+	dot = strchr(out, '.');
+	if (!dot)
+		return;
+	e = out + strlen(out);
+	while (e > dot + 1 && e[-1] == '0')
+		*--e = '\0';
+	if (e == dot + 1)
+		*dot = '\0';
+	if (!strcmp(out, "-0"))
+		snprintf(out, size, "0");
 }

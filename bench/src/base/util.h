@@ -91,6 +91,12 @@ void utc_now(char out[21]);
 /* Monotonic clock in seconds. */
 double mono_now(void);
 
+/*
+ * Formats v with at most `decimals` decimals, trailing zeros removed;
+ * "" when v is not finite.
+ */
+void fmt_num(char *out, size_t size, double v, int decimals);
+
 /* Lowercase hex of len bytes into out (2*len+1 bytes). */
 void hex_encode(const unsigned char *in, size_t len, char *out);
 
@@ -102,9 +108,6 @@ void hex_encode(const unsigned char *in, size_t len, char *out);
 char **strv_push(char **v, size_t *n, char *s);
 char **strv_dup(const char *const *v);
 void strv_free(char **v);
-
-/* splitmix64 (Steele, Lea, Flood 2014): a seeded 64-bit sequence. */
-uint64_t splitmix64(uint64_t *state);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -183,8 +183,8 @@ simulate_row(struct table *t, const struct group *gr, double slowdown,
 	buf_release(&aa);
 }
 
-int
-cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
+static int
+cmd_calibrate_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "from", required_argument, NULL, 'F' },
@@ -223,29 +223,29 @@ cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
 		case 'P': power = optarg; break;
 		case 'T':
 			if (parse_long(optarg, &trials) < 0 || trials < 0 || trials > 1000000)
-				return cmd_usage_error("calibrate", "bad --trials '%s'", optarg);
+				return cmd_usage_error_name("calibrate", "bad --trials '%s'", optarg);
 			break;
 		case 't':
 			if (parse_double(optarg, &threshold) < 0 || threshold <= 0 ||
 			    threshold >= 100)
-				return cmd_usage_error("calibrate", "bad --threshold '%s'",
+				return cmd_usage_error_name("calibrate", "bad --threshold '%s'",
 						       optarg);
 			threshold /= 100;
 			break;
 		case 'S':
 			if (parse_long(optarg, &seed) < 0 || seed < 0)
-				return cmd_usage_error("calibrate", "bad --seed '%s'", optarg);
+				return cmd_usage_error_name("calibrate", "bad --seed '%s'", optarg);
 			break;
 		case 'M':
 			if (parse_double(optarg, &simulate) < 0 || simulate < 0 ||
 			    simulate >= 100)
-				return cmd_usage_error("calibrate", "bad --simulate '%s'",
+				return cmd_usage_error_name("calibrate", "bad --simulate '%s'",
 						       optarg);
 			simulate /= 100;
 			break;
 		case 'h': return cmd_help(usage_calibrate);
 		default:
-			return cmd_usage_error("calibrate", "unknown option '%s'",
+			return cmd_usage_error_name("calibrate", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
 	}
@@ -256,7 +256,7 @@ cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
 		int rc;
 
 		if (from || optind + 1 != argc)
-			return cmd_usage_error("calibrate", "give either one PLAN "
+			return cmd_usage_error_name("calibrate", "give either one PLAN "
 					       "or --from SEL");
 		utc_now(stamp);
 		label = xstrfmt("calibrate-%s-%ld", stamp, (long)getpid());
@@ -266,7 +266,9 @@ cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
 		rargv[3] = argv[optind];
 		rargv[4] = NULL;
 		cmd_getopt_reset();
-		rc = cmd_run(4, rargv, ctx);
+		ctx->cmd = &cmd_run;
+		rc = cmd_run.fn(4, rargv, ctx);
+		ctx->cmd = &cmd_calibrate;
 		if (rc != EXIT_OK) {
 			error("the calibration run failed (exit %d); nothing "
 			      "calibrated", rc);
@@ -286,16 +288,16 @@ cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx)
 		rargv[7] = (char *)format;
 		rargv[8] = NULL;
 		cmd_getopt_reset();
-		rc = cmd_calibrate(8, rargv, ctx);
+		rc = cmd_calibrate_main(8, rargv, ctx);
 		free(sel);
 		return rc;
 	}
 	if (!from)
-		return cmd_usage_error("calibrate", "--from SEL is required");
+		return cmd_usage_error_name("calibrate", "--from SEL is required");
 	if (simulate >= 0 && trials <= 0)
 		trials = 1000;
 	if (strcmp(format, "md") && strcmp(format, "csv") && strcmp(format, "json"))
-		return cmd_usage_error("calibrate", "unknown format '%s'", format);
+		return cmd_usage_error_name("calibrate", "unknown format '%s'", format);
 	if (cmd_open_existing_store(ctx, &s) < 0 || cmp_load(s, from, &rows, &nrows) < 0 ||
 	    (power && cmp_load(s, power, &prow, &np) < 0)) {
 		ret = EXIT_ENV;
@@ -527,3 +529,5 @@ cleanup:
 	store_close(s);
 	return ret;
 }
+
+LEGACY_COMMAND(calibrate, "noise floor of a target from A/A processes; false-alarm and power trials", cmd_calibrate_main, usage_calibrate);

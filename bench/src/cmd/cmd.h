@@ -1,33 +1,62 @@
-#ifndef CMD_H
-#define CMD_H
+#ifndef CMD_CMD_H
+#define CMD_CMD_H
 
 /*
- * The subcommand interface. To add a command: write cmd-NAME.c with
- * cmd_NAME(), declare it below, add one row to the table in main.c and
- * one object line to the Makefile.
+ * The subcommand interface. To add a command: write cmd/NAME.c defining
+ * `const struct command cmd_NAME` (name, summary, synopsis, description,
+ * option table, handler), declare it below, add its address to the table
+ * in cmd/main.c and one object line to the Makefile. --help is built from
+ * the same entry, so the help cannot drift from what is parsed.
  *
- * A command returns its exit code (util.h EXIT_*). It prints its results;
- * libraries only report errors.
+ * A handler returns its exit code (base/util.h EXIT_*): it parses its
+ * options with cmd_parse(), makes one library call, renders the result.
+ * Libraries only report errors.
  */
 
+#include "base/opt.h"
+
+struct command;
+
 struct cmd_ctx {
-	const char *db_path;  /* --db, $SHIMBENCH_DB, or ./shimbench.db */
-	int quiet;            /* --quiet: results only, no progress */
+	const char *db_path;          /* --db, $SHIMBENCH_DB, or ./shimbench.db */
+	int quiet;                    /* --quiet: results only, no progress */
+	const struct command *cmd;    /* the command (or subcommand) running */
 };
 
 struct command {
-	const char *name;
+	const char *name;         /* "report", or "models verify" */
 	int (*fn)(int argc, char **argv, struct cmd_ctx *ctx);
-	const char *summary;  /* one line for `shimbench --help` */
-	const char *usage;    /* full text for `shimbench NAME --help` */
+	const char *summary;      /* one line for `shimbench --help` */
+	const char *synopsis;     /* after "usage: shimbench NAME " */
+	const char *description;  /* paragraphs after the usage line, or NULL */
+	const struct opt *opts;   /* its options (OPT_END-terminated), or NULL */
+	const char *epilogue;     /* after the options (exit codes), or NULL */
+	int min_args, max_args;   /* positional arguments; max_args -1: any */
+	const struct command *const *subs;  /* subcommands, NULL-terminated */
+	const char *legacy_usage; /* transitional: the whole help text */
 };
 
 extern const char *shimbench_version;
 
-/* Resets getopt so a command can parse its own argv. */
-void cmd_getopt_reset(void);
-/* Prints usage to stdout (help) and returns 0. */
-int cmd_help(const char *usage);
+/* The full --help text of a command. */
+void cmd_usage(const struct command *c, struct buf *out);
+
+/*
+ * Parses a command's argv (argv[0] is its name) by ctx->cmd's option
+ * table into opts, and checks the number of positional arguments, which
+ * come back in *args / *nargs (free(*args)). Returns 0; 1 after printing
+ * --help to stdout; -1 after printing the error and a hint to stderr. A
+ * handler returns `rc < 0 ? EXIT_USAGE : EXIT_OK` for a non-zero rc.
+ */
+int cmd_parse(struct cmd_ctx *ctx, int argc, char **argv, void *opts,
+	      const char ***args, size_t *nargs);
+
+/*
+ * Runs the subcommand named by argv[1] of a command with subs (models,
+ * shim), with ctx->cmd set to it.
+ */
+int cmd_dispatch(int argc, char **argv, struct cmd_ctx *ctx);
+
 /*
  * Opens the store a command reads from (--db); a missing file is an error
  * that says how to make one, never a new empty store. 0, or -1 after
@@ -36,33 +65,24 @@ int cmd_help(const char *usage);
 struct store;
 int cmd_open_existing_store(const struct cmd_ctx *ctx, struct store **s);
 
-/* Prints "error: MSG" and a hint to stderr; returns EXIT_USAGE. */
-int cmd_usage_error(const char *name, const char *fmt, ...)
+/* Prints "error: MSG" and "see 'shimbench NAME --help'"; EXIT_USAGE. */
+int cmd_usage_error(const struct cmd_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-int cmd_import(int argc, char **argv, struct cmd_ctx *ctx);
-int cmd_report(int argc, char **argv, struct cmd_ctx *ctx);
-int cmd_reproduce(int argc, char **argv, struct cmd_ctx *ctx);
-extern const char usage_import[], usage_report[], usage_reproduce[];
-int cmd_run(int argc, char **argv, struct cmd_ctx *ctx);
-int cmd_export(int argc, char **argv, struct cmd_ctx *ctx);
-int cmd_sessions(int argc, char **argv, struct cmd_ctx *ctx);
-extern const char usage_sessions[];
-extern const char usage_run[], usage_export[];
-int cmd_models(int argc, char **argv, struct cmd_ctx *ctx);
-extern const char usage_models[];
-int cmd_doctor(int argc, char **argv, struct cmd_ctx *ctx);
-extern const char usage_doctor[];
-int cmd_shim(int argc, char **argv, struct cmd_ctx *ctx);
-extern const char usage_shim[];
+/*
+ * Transitional, for handlers not yet on cmd_parse(): getopt reset, help
+ * from a usage text, usage errors by command name.
+ */
+void cmd_getopt_reset(void);
+int cmd_help(const char *usage);
+int cmd_usage_error_name(const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define LEGACY_COMMAND(NAME, SUMMARY, FN, USAGE) \
+	const struct command cmd_##NAME = { .name = #NAME, .fn = FN, \
+		.summary = SUMMARY, .legacy_usage = USAGE, .max_args = -1 }
 
-int cmd_compare(int argc, char **argv, struct cmd_ctx *ctx);
-extern const char usage_compare[];
-int cmd_gate(int argc, char **argv, struct cmd_ctx *ctx);
-extern const char usage_gate[];
-int cmd_history(int argc, char **argv, struct cmd_ctx *ctx);
-extern const char usage_history[];
-int cmd_calibrate(int argc, char **argv, struct cmd_ctx *ctx);
-extern const char usage_calibrate[];
+extern const struct command cmd_doctor, cmd_run, cmd_export, cmd_sessions,
+	cmd_import, cmd_report, cmd_compare, cmd_gate, cmd_history,
+	cmd_calibrate, cmd_reproduce, cmd_models, cmd_shim;
 
 #endif

@@ -42,8 +42,8 @@ pct(char *out, size_t size, double v)
 	fmt_num(out, size, v * 100, 2);
 }
 
-int
-cmd_compare(int argc, char **argv, struct cmd_ctx *ctx)
+static int
+cmd_compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -78,31 +78,31 @@ cmd_compare(int argc, char **argv, struct cmd_ctx *ctx)
 		case 'o': output = optarg; break;
 		case 'S':
 			if (parse_long(optarg, &l) < 0 || l < 0)
-				return cmd_usage_error("compare", "bad --seed '%s'", optarg);
+				return cmd_usage_error_name("compare", "bad --seed '%s'", optarg);
 			o.seed = (uint64_t)l;
 			break;
 		case 'B':
 			if (parse_long(optarg, &l) < 0 || l < 100 || l > 1000000)
-				return cmd_usage_error("compare", "bad --boot '%s' "
+				return cmd_usage_error_name("compare", "bad --boot '%s' "
 						       "(100 to 1000000)", optarg);
 			o.boot = (int)l;
 			break;
 		case 't':
 			if (parse_double(optarg, &v) < 0 || v <= 0 || v >= 100)
-				return cmd_usage_error("compare", "bad --threshold '%s' "
+				return cmd_usage_error_name("compare", "bad --threshold '%s' "
 						       "(a percentage)", optarg);
 			threshold = v / 100;
 			break;
 		case 'h': return cmd_help(usage_compare);
 		default:
-			return cmd_usage_error("compare", "unknown option '%s'",
+			return cmd_usage_error_name("compare", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 2)
-		return cmd_usage_error("compare", "need two selections, A and B");
+		return cmd_usage_error_name("compare", "need two selections, A and B");
 	if (strcmp(format, "md") && strcmp(format, "csv") && strcmp(format, "json"))
-		return cmd_usage_error("compare", "unknown format '%s' (md, csv "
+		return cmd_usage_error_name("compare", "unknown format '%s' (md, csv "
 				       "or json)", format);
 	{
 		struct selection probe;
@@ -188,3 +188,5 @@ cleanup:
 	store_close(s);
 	return ret;
 }
+
+LEGACY_COMMAND(compare, "per-workload ratio with bootstrap CI, p-value and verdict", cmd_compare_main, usage_compare);

@@ -457,8 +457,8 @@ print_json(const struct check *v, size_t n, int ok)
 	buf_release(&b);
 }
 
-int
-cmd_doctor(int argc, char **argv, struct cmd_ctx *ctx)
+static int
+cmd_doctor_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -482,12 +482,12 @@ cmd_doctor(int argc, char **argv, struct cmd_ctx *ctx)
 		case 'h':
 			return cmd_help(usage_doctor);
 		default:
-			return cmd_usage_error("doctor", "unknown option '%s'",
+			return cmd_usage_error_name("doctor", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return cmd_usage_error("doctor", "unexpected argument '%s'",
+		return cmd_usage_error_name("doctor", "unexpected argument '%s'",
 				       argv[optind]);
 
 	check_llama_tool(add_check(&v, &n, "llama-bench", 1), "llama-bench",
@@ -540,3 +540,5 @@ cmd_doctor(int argc, char **argv, struct cmd_ctx *ctx)
 	free(v);
 	return ok ? EXIT_OK : EXIT_ENV;
 }
+
+LEGACY_COMMAND(doctor, "what is installed, found and reachable; how to fix the rest", cmd_doctor_main, usage_doctor);

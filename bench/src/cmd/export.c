@@ -15,8 +15,8 @@ const char usage_export[] =
 	"results.csv, README.md with the tables, and SHA256SUMS over every\n"
 	"other file. `shimbench import DIR` reads it back.\n";
 
-int
-cmd_export(int argc, char **argv, struct cmd_ctx *ctx)
+static int
+cmd_export_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -29,13 +29,13 @@ cmd_export(int argc, char **argv, struct cmd_ctx *ctx)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h')
 			return cmd_help(usage_export);
-		return cmd_usage_error("export", "unknown option '%s'",
+		return cmd_usage_error_name("export", "unknown option '%s'",
 				       argv[optind - 1]);
 	}
 	if (argc - optind != 2)
-		return cmd_usage_error("export", "give SESSION and DIR");
+		return cmd_usage_error_name("export", "give SESSION and DIR");
 	if (parse_long(argv[optind], &sid) < 0 || sid <= 0)
-		return cmd_usage_error("export", "'%s' is not a session number",
+		return cmd_usage_error_name("export", "'%s' is not a session number",
 				       argv[optind]);
 	if (cmd_open_existing_store(ctx, &s) < 0)
 		return EXIT_ENV;
@@ -46,3 +46,5 @@ cmd_export(int argc, char **argv, struct cmd_ctx *ctx)
 	store_close(s);
 	return ret;
 }
+
+LEGACY_COMMAND(export, "write a stored session as an evidence bundle", cmd_export_main, usage_export);

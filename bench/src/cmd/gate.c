@@ -490,8 +490,8 @@ cleanup:
 	return ret;
 }
 
-int
-cmd_gate(int argc, char **argv, struct cmd_ctx *ctx)
+static int
+cmd_gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "baseline", required_argument, NULL, 'b' },
@@ -536,7 +536,7 @@ cmd_gate(int argc, char **argv, struct cmd_ctx *ctx)
 			else if (!strcmp(optarg, "prove"))
 				mode = GATE_PROVE;
 			else
-				return cmd_usage_error("gate", "unknown mode '%s' "
+				return cmd_usage_error_name("gate", "unknown mode '%s' "
 						       "(detect or prove)", optarg);
 			break;
 		case 't': {
@@ -544,7 +544,7 @@ cmd_gate(int argc, char **argv, struct cmd_ctx *ctx)
 
 			if (parse_double(eq ? eq + 1 : optarg, &v) < 0 || v <= 0 ||
 			    v >= 100 || (eq && eq == optarg))
-				return cmd_usage_error("gate", "bad --threshold '%s' "
+				return cmd_usage_error_name("gate", "bad --threshold '%s' "
 						       "(PCT or METRIC=PCT, 0 < PCT < "
 						       "100)", optarg);
 			if (!eq) {
@@ -559,29 +559,29 @@ cmd_gate(int argc, char **argv, struct cmd_ctx *ctx)
 		}
 		case 'n':
 			if (parse_long(optarg, &l) < 0 || l < 1)
-				return cmd_usage_error("gate", "bad --min-samples '%s'",
+				return cmd_usage_error_name("gate", "bad --min-samples '%s'",
 						       optarg);
 			min_samples = l;
 			break;
 		case 'a':
 			if (parse_double(optarg, &alpha) < 0 || alpha <= 0 ||
 			    alpha >= 0.5)
-				return cmd_usage_error("gate", "bad --alpha '%s' "
+				return cmd_usage_error_name("gate", "bad --alpha '%s' "
 						       "(0 < A < 0.5)", optarg);
 			break;
 		case 'F':
 			if (parse_double(optarg, &floor) < 0 || floor <= 0)
-				return cmd_usage_error("gate", "bad --shim-floor '%s'",
+				return cmd_usage_error_name("gate", "bad --shim-floor '%s'",
 						       optarg);
 			break;
 		case 'S':
 			if (parse_long(optarg, &l) < 0 || l < 0)
-				return cmd_usage_error("gate", "bad --seed '%s'", optarg);
+				return cmd_usage_error_name("gate", "bad --seed '%s'", optarg);
 			copt.seed = (uint64_t)l;
 			break;
 		case 'B':
 			if (parse_long(optarg, &l) < 0 || l < 100 || l > 1000000)
-				return cmd_usage_error("gate", "bad --boot '%s'", optarg);
+				return cmd_usage_error_name("gate", "bad --boot '%s'", optarg);
 			copt.boot = (int)l;
 			break;
 		case 'J': junit = optarg; break;
@@ -590,19 +590,19 @@ cmd_gate(int argc, char **argv, struct cmd_ctx *ctx)
 		case 'f': format = optarg; break;
 		case 'h': return cmd_help(usage_gate);
 		default:
-			return cmd_usage_error("gate", "unknown option '%s'",
+			return cmd_usage_error_name("gate", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		ret = cmd_usage_error("gate", "unexpected argument '%s'", argv[optind]);
+		ret = cmd_usage_error_name("gate", "unexpected argument '%s'", argv[optind]);
 	else if (!cand_text)
-		ret = cmd_usage_error("gate", "--candidate SEL is required");
+		ret = cmd_usage_error_name("gate", "--candidate SEL is required");
 	else if (!base_text && floor < 0)
-		ret = cmd_usage_error("gate", "give --baseline SEL|auto, "
+		ret = cmd_usage_error_name("gate", "give --baseline SEL|auto, "
 				      "--shim-floor X or both");
 	else if (strcmp(format, "md") && strcmp(format, "json"))
-		ret = cmd_usage_error("gate", "unknown format '%s' (md or json)",
+		ret = cmd_usage_error_name("gate", "unknown format '%s' (md or json)",
 				      format);
 	if (ret)
 		goto cleanup;
@@ -785,3 +785,5 @@ cleanup:
 	store_close(s);
 	return ret;
 }
+
+LEGACY_COMMAND(gate, "CI verdict: regression, pass or inconclusive, JUnit and Markdown", cmd_gate_main, usage_gate);

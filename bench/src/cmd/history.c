@@ -43,8 +43,8 @@ struct series {
 	size_t np;
 };
 
-int
-cmd_history(int argc, char **argv, struct cmd_ctx *ctx)
+static int
+cmd_history_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "select", required_argument, NULL, 's' },
@@ -77,23 +77,23 @@ cmd_history(int argc, char **argv, struct cmd_ctx *ctx)
 		case 'o': output = optarg; break;
 		case 'p':
 			if (parse_double(optarg, &pmax) < 0 || pmax <= 0 || pmax >= 1)
-				return cmd_usage_error("history", "bad --p '%s'", optarg);
+				return cmd_usage_error_name("history", "bad --p '%s'", optarg);
 			break;
 		case 'S':
 			if (parse_long(optarg, &seed) < 0 || seed < 0)
-				return cmd_usage_error("history", "bad --seed '%s'", optarg);
+				return cmd_usage_error_name("history", "bad --seed '%s'", optarg);
 			break;
 		case 'h': return cmd_help(usage_history);
 		default:
-			return cmd_usage_error("history", "unknown option '%s'",
+			return cmd_usage_error_name("history", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return cmd_usage_error("history", "unexpected argument '%s'",
+		return cmd_usage_error_name("history", "unexpected argument '%s'",
 				       argv[optind]);
 	if (strcmp(format, "md") && strcmp(format, "csv") && strcmp(format, "json"))
-		return cmd_usage_error("history", "unknown format '%s'", format);
+		return cmd_usage_error_name("history", "unknown format '%s'", format);
 	{
 		struct selection p;
 
@@ -208,3 +208,5 @@ cleanup:
 	store_close(s);
 	return ret;
 }
+
+LEGACY_COMMAND(history, "a workload's series across OS builds with change points", cmd_history_main, usage_history);

@@ -28,8 +28,8 @@ const char usage_import[] =
 	"                     session is flagged as tampered\n"
 	"  --label TEXT       a label for the session(s)\n";
 
-int
-cmd_import(int argc, char **argv, struct cmd_ctx *ctx)
+static int
+cmd_import_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "mapping", required_argument, NULL, 'm' },
@@ -61,18 +61,18 @@ cmd_import(int argc, char **argv, struct cmd_ctx *ctx)
 			return cmd_help(usage_import);
 		default:
 			free(mappings);
-			return cmd_usage_error("import", "unknown option '%s'",
+			return cmd_usage_error_name("import", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
 	}
 	ndirs = argc - optind;
 	if (ndirs <= 0) {
 		free(mappings);
-		return cmd_usage_error("import", "no directory given");
+		return cmd_usage_error_name("import", "no directory given");
 	}
 	if (nmap && nmap != ndirs) {
 		free(mappings);
-		return cmd_usage_error("import", "%d --mapping files for %d "
+		return cmd_usage_error_name("import", "%d --mapping files for %d "
 				       "directories; give one per directory",
 				       nmap, ndirs);
 	}
@@ -130,3 +130,5 @@ cleanup:
 	store_close(s);
 	return ret;
 }
+
+LEGACY_COMMAND(import, "ingest evidence bundles or raw llama-bench files", cmd_import_main, usage_import);

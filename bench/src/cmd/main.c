@@ -3,7 +3,6 @@
 #include "evidence/store.h"
 #include "base/util.h"
 
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,20 +10,20 @@
 
 const char *shimbench_version = SHIMBENCH_VERSION;
 
-static const struct command commands[] = {
-	{ "doctor", cmd_doctor, "what is installed, found and reachable; how to fix the rest", usage_doctor },
-	{ "run", cmd_run, "run a plan: llama-bench per variant, verified and stored", usage_run },
-	{ "export", cmd_export, "write a stored session as an evidence bundle", usage_export },
-	{ "sessions", cmd_sessions, "list the stored sessions", usage_sessions },
-	{ "import", cmd_import, "ingest evidence bundles or raw llama-bench files", usage_import },
-	{ "report", cmd_report, "speedup and percent-of-bare-metal tables", usage_report },
-	{ "compare", cmd_compare, "per-workload ratio with bootstrap CI, p-value and verdict", usage_compare },
-	{ "gate", cmd_gate, "CI verdict: regression, pass or inconclusive, JUnit and Markdown", usage_gate },
-	{ "history", cmd_history, "a workload's series across OS builds with change points", usage_history },
-	{ "calibrate", cmd_calibrate, "noise floor of a target from A/A processes; false-alarm and power trials", usage_calibrate },
-	{ "reproduce", cmd_reproduce, "compare stored runs with the published figures", usage_reproduce },
-	{ "models", cmd_models, "GGUF facts, synthetic models, manifest verification, hashing", usage_models },
-	{ "shim", cmd_shim, "a LaunchAgent that runs one server with the capability shim", usage_shim },
+static const struct command *const commands[] = {
+	&cmd_doctor,
+	&cmd_run,
+	&cmd_export,
+	&cmd_sessions,
+	&cmd_import,
+	&cmd_report,
+	&cmd_compare,
+	&cmd_gate,
+	&cmd_history,
+	&cmd_calibrate,
+	&cmd_reproduce,
+	&cmd_models,
+	&cmd_shim,
 };
 
 static void
@@ -42,8 +41,8 @@ print_main_usage(FILE *fp)
 		"\n"
 		"commands:\n");
 	for (i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(fp, "  %-12s %s\n", commands[i].name,
-			commands[i].summary);
+		fprintf(fp, "  %-12s %s\n", commands[i]->name,
+			commands[i]->summary);
 	fprintf(fp,
 		"\n"
 		"global options:\n"
@@ -55,15 +54,133 @@ print_main_usage(FILE *fp)
 }
 
 static const struct command *
-find_command(const char *name)
+find_in(const struct command *const *list, size_t n, const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(commands); i++)
-		if (!strcmp(commands[i].name, name))
-			return &commands[i];
+	for (i = 0; i < n && list[i]; i++) {
+		const char *sp = strrchr(list[i]->name, ' ');
+		if (!strcmp(sp ? sp + 1 : list[i]->name, name))
+			return list[i];
+	}
 	return NULL;
 }
+
+void
+cmd_usage(const struct command *c, struct buf *out)
+{
+	size_t i;
+
+	if (c->legacy_usage) {
+		buf_adds(out, c->legacy_usage);
+		return;
+	}
+	if (c->subs) {
+		for (i = 0; c->subs[i]; i++)
+			buf_addf(out, "%s shimbench %s %s\n", i ? "      " :
+				 "usage:", c->subs[i]->name,
+				 c->subs[i]->synopsis ? c->subs[i]->synopsis : "");
+	} else {
+		buf_addf(out, "usage: shimbench %s %s\n", c->name,
+			 c->synopsis ? c->synopsis : "");
+	}
+	if (c->description)
+		buf_addf(out, "\n%s", c->description);
+	if (c->subs) {
+		buf_addf(out, "\nsubcommands (shimbench %s SUBCOMMAND --help "
+			 "for the options of each):\n", c->name);
+		for (i = 0; c->subs[i]; i++) {
+			const char *sp = strrchr(c->subs[i]->name, ' ');
+			buf_addf(out, "  %-10s %s\n", sp ? sp + 1 : c->subs[i]->name,
+				 c->subs[i]->summary);
+		}
+	}
+	if (c->opts && c->opts[0].name) {
+		buf_adds(out, "\noptions:\n");
+		opt_help(c->opts, out);
+	}
+	if (c->epilogue)
+		buf_addf(out, "\n%s", c->epilogue);
+}
+
+int
+cmd_usage_error(const struct cmd_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nsee 'shimbench %s --help'\n", ctx->cmd->name);
+	return EXIT_USAGE;
+}
+
+static int
+print_help(const struct command *c)
+{
+	struct buf b = BUF_INIT;
+
+	cmd_usage(c, &b);
+	fwrite(b.buf, 1, b.len, stdout);
+	buf_release(&b);
+	return 1;
+}
+
+int
+cmd_parse(struct cmd_ctx *ctx, int argc, char **argv, void *opts,
+	  const char ***args, size_t *nargs)
+{
+	static const struct opt none[] = { OPT_END };
+	const struct command *c = ctx->cmd;
+	int rc;
+
+	rc = opt_parse(c->opts ? c->opts : none, argc, argv, opts, args, nargs);
+	if (rc == 1) {
+		free(*args);
+		*args = NULL;
+		return print_help(c);
+	}
+	if (rc == 0 && (int)*nargs < c->min_args) {
+		rc = error("%s", *nargs ? "too few arguments" :
+			   "missing arguments");
+	} else if (rc == 0 && c->max_args >= 0 && (int)*nargs > c->max_args) {
+		rc = error("unexpected argument '%s'", (*args)[c->max_args]);
+	}
+	if (rc < 0) {
+		fprintf(stderr, "usage: shimbench %s %s\nsee 'shimbench %s "
+			"--help'\n", c->name, c->synopsis ? c->synopsis : "",
+			c->name);
+		free(*args);
+		*args = NULL;
+		*nargs = 0;
+		if (c->opts)
+			opt_release(c->opts, opts);
+		return -1;
+	}
+	return 0;
+}
+
+int
+cmd_dispatch(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	const struct command *c = ctx->cmd, *sub;
+
+	if (argc < 2)
+		return cmd_usage_error(ctx, "missing subcommand");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		print_help(c);
+		return EXIT_OK;
+	}
+	sub = find_in(c->subs, (size_t)-1, argv[1]);
+	if (!sub)
+		return cmd_usage_error(ctx, "unknown subcommand '%s'", argv[1]);
+	ctx->cmd = sub;
+	return sub->fn(argc - 1, argv + 1, ctx);
+}
+
+#include <getopt.h>
 
 void
 cmd_getopt_reset(void)
@@ -76,17 +193,6 @@ cmd_getopt_reset(void)
 }
 
 int
-cmd_open_existing_store(const struct cmd_ctx *ctx, struct store **s)
-{
-	*s = NULL;
-	if (!file_exists(ctx->db_path))
-		return error("no store at '%s'; run `shimbench import` or "
-			     "`shimbench run` first (or give --db)",
-			     ctx->db_path);
-	return store_open(s, ctx->db_path);
-}
-
-int
 cmd_help(const char *usage)
 {
 	fputs(usage, stdout);
@@ -94,7 +200,7 @@ cmd_help(const char *usage)
 }
 
 int
-cmd_usage_error(const char *name, const char *fmt, ...)
+cmd_usage_error_name(const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -104,6 +210,17 @@ cmd_usage_error(const char *name, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nsee 'shimbench %s --help'\n", name);
 	return EXIT_USAGE;
+}
+
+int
+cmd_open_existing_store(const struct cmd_ctx *ctx, struct store **s)
+{
+	*s = NULL;
+	if (!file_exists(ctx->db_path))
+		return error("no store at '%s'; run `shimbench import` or "
+			     "`shimbench run` first (or give --db)",
+			     ctx->db_path);
+	return store_open(s, ctx->db_path);
 }
 
 int
@@ -151,20 +268,23 @@ main(int argc, char **argv)
 			print_main_usage(stdout);
 			return EXIT_OK;
 		}
-		cmd = find_command(argv[i + 1]);
+		cmd = find_in(commands, ARRAY_SIZE(commands), argv[i + 1]);
 		if (!cmd) {
 			fprintf(stderr, "error: unknown command '%s'\n",
 				argv[i + 1]);
 			return EXIT_USAGE;
 		}
-		return cmd_help(cmd->usage);
+		print_help(cmd);
+		return EXIT_OK;
 	}
-	cmd = find_command(argv[i]);
+	cmd = find_in(commands, ARRAY_SIZE(commands), argv[i]);
 	if (!cmd) {
 		fprintf(stderr, "error: unknown command '%s'\n"
 			"see 'shimbench --help'\n", argv[i]);
 		return EXIT_USAGE;
 	}
-	cmd_getopt_reset();
+	ctx.cmd = cmd;
+	if (cmd->legacy_usage)
+		cmd_getopt_reset();
 	return cmd->fn(argc - i, argv + i, &ctx);
 }

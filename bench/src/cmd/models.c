@@ -144,12 +144,12 @@ models_info(int argc, char **argv)
 		case 'T': tensors = 1; break;
 		case 'h': return cmd_help(usage_models);
 		default:
-			return cmd_usage_error("models", "unknown option '%s'",
+			return cmd_usage_error_name("models", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
 	}
 	if (optind + 1 != argc)
-		return cmd_usage_error("models", "info needs exactly one FILE");
+		return cmd_usage_error_name("models", "info needs exactly one FILE");
 	if (gguf_read(argv[optind], &g) < 0)
 		return EXIT_USAGE;
 	arch = gguf_get_str(&g, "general.architecture");
@@ -332,7 +332,7 @@ models_synth(int argc, char **argv, struct cmd_ctx *ctx)
 		case 't':
 			type = ggml_type_from_name(optarg);
 			if (!synth_type_ok(type))
-				return cmd_usage_error("models", "--type '%s': "
+				return cmd_usage_error_name("models", "--type '%s': "
 					"use f32, f16 or q8_0 (other types "
 					"through --quantize)", optarg);
 			break;
@@ -341,7 +341,7 @@ models_synth(int argc, char **argv, struct cmd_ctx *ctx)
 			errno = 0;
 			seed = strtoull(optarg, &end, 10);
 			if (errno || !*optarg || *end || *optarg == '-')
-				return cmd_usage_error("models", "--seed '%s' "
+				return cmd_usage_error_name("models", "--seed '%s' "
 					"is not a whole number", optarg);
 			break;
 		}
@@ -349,7 +349,7 @@ models_synth(int argc, char **argv, struct cmd_ctx *ctx)
 		case 'l': list = 1; break;
 		case 'h': return cmd_help(usage_models);
 		default:
-			return cmd_usage_error("models", "unknown option '%s'",
+			return cmd_usage_error_name("models", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
 	}
@@ -367,12 +367,12 @@ models_synth(int argc, char **argv, struct cmd_ctx *ctx)
 		return EXIT_OK;
 	}
 	if (optind + 1 != argc)
-		return cmd_usage_error("models", "synth needs one SHAPE");
+		return cmd_usage_error_name("models", "synth needs one SHAPE");
 	if (!out)
-		return cmd_usage_error("models", "synth needs -o FILE");
+		return cmd_usage_error_name("models", "synth needs -o FILE");
 	shape = synth_shape_find(argv[optind]);
 	if (!shape)
-		return cmd_usage_error("models", "unknown shape '%s' (see "
+		return cmd_usage_error_name("models", "unknown shape '%s' (see "
 				       "'shimbench models synth --list')",
 				       argv[optind]);
 	if (quant) {
@@ -381,7 +381,7 @@ models_synth(int argc, char **argv, struct cmd_ctx *ctx)
 			if (!(*q == '_' || (*q >= '0' && *q <= '9') ||
 			      (*q >= 'A' && *q <= 'Z') ||
 			      (*q >= 'a' && *q <= 'z')))
-				return cmd_usage_error("models", "--quantize "
+				return cmd_usage_error_name("models", "--quantize "
 					"'%s' is not a type name", quant);
 		tmp = xstrfmt("%s.%s.tmp", out,
 			      ggml_type_name(type));
@@ -485,17 +485,17 @@ models_hash(int argc, char **argv, struct cmd_ctx *ctx)
 		case 'v': verbose = 1; break;
 		case 'j':
 			if (parse_jobs(optarg, &threads) < 0)
-				return cmd_usage_error("models", "-j '%s' is "
+				return cmd_usage_error_name("models", "-j '%s' is "
 					"not a count from 1 to 1024", optarg);
 			break;
 		case 'h': return cmd_help(usage_models);
 		default:
-			return cmd_usage_error("models", "unknown option '%s'",
+			return cmd_usage_error_name("models", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
-		return cmd_usage_error("models", "hash needs at least one FILE");
+		return cmd_usage_error_name("models", "hash needs at least one FILE");
 	n = (size_t)(argc - optind);
 	jobs = xcalloc(n, sizeof(*jobs));
 	for (i = 0; i < n; i++)
@@ -570,7 +570,7 @@ models_verify(int argc, char **argv, struct cmd_ctx *ctx)
 		case 'v': verbose = 1; break;
 		case 'h': return cmd_help(usage_models);
 		default:
-			return cmd_usage_error("models", "unknown option '%s'",
+			return cmd_usage_error_name("models", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
 	}
@@ -582,7 +582,7 @@ models_verify(int argc, char **argv, struct cmd_ctx *ctx)
 		for (i = (size_t)optind; i < (size_t)argc; i++) {
 			sel[n] = manifest_find(&m, argv[i]);
 			if (!sel[n]) {
-				ret = cmd_usage_error("models", "no model "
+				ret = cmd_usage_error_name("models", "no model "
 					"named '%s' in '%s'", argv[i], m.path);
 				goto cleanup;
 			}
@@ -688,13 +688,13 @@ cleanup:
 	return ret;
 }
 
-int
-cmd_models(int argc, char **argv, struct cmd_ctx *ctx)
+static int
+cmd_models_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	const char *sub;
 
 	if (argc < 2)
-		return cmd_usage_error("models", "missing subcommand (info, "
+		return cmd_usage_error_name("models", "missing subcommand (info, "
 				       "synth, verify, hash)");
 	sub = argv[1];
 	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") ||
@@ -711,5 +711,7 @@ cmd_models(int argc, char **argv, struct cmd_ctx *ctx)
 		return models_verify(argc, argv, ctx);
 	if (!strcmp(sub, "hash"))
 		return models_hash(argc, argv, ctx);
-	return cmd_usage_error("models", "unknown subcommand '%s'", sub);
+	return cmd_usage_error_name("models", "unknown subcommand '%s'", sub);
 }
+
+LEGACY_COMMAND(models, "GGUF facts, synthetic models, manifest verification, hashing", cmd_models_main, usage_models);

@@ -5,100 +5,95 @@
 #include "evidence/store.h"
 #include "base/util.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char usage_report[] =
-	"usage: shimbench report [--format md|csv|json|html] [--select SEL]\n"
-	"                        [-o FILE] [--plot DIR [--png]]\n"
-	"\n"
-	"Per workload (model x test): the median of all samples_ts per role\n"
-	"(bare-metal host, stock guest, shim guest) with min-max and sample\n"
-	"count, the guest speedup (shim / stock), shim / bare-metal and\n"
-	"stock / bare-metal percent. Variants with other roles are listed\n"
-	"beside them; runs whose injection was not verified are excluded\n"
-	"and listed apart.\n"
-	"\n"
-	"  --format F     md (aligned GitHub Markdown, default), csv (the\n"
-	"                 published results.csv columns), json, or html (a\n"
-	"                 self-contained page with the tables and the charts\n"
-	"                 as inline SVG, drawn by gnuplot when installed)\n"
-	"  --select SEL   key=value[,key=value...] over session, variant,\n"
-	"                 target, model, role, test, os_build, ... (default:\n"
-	"                 everything stored)\n"
-	"  -o FILE        write to FILE (e.g. reports/report.md) instead of\n"
-	"                 standard output\n"
-	"  --plot DIR     also draw the charts with gnuplot into DIR:\n"
-	"                 throughput.svg (median t/s per role, min-max bars,\n"
-	"                 log scale) and speedup.svg (shim / stock);\n"
-	"                 --png adds PNG files\n";
+struct report_opts {
+	const char *format, *select, *output, *plot_dir;
+	int png;
+};
 
-int
-cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
+#define RO struct report_opts
+static const struct opt report_opts[] = {
+	OPT_C("format", 'f', RO, format, "F", "md|csv|json|html",
+	      "md (aligned GitHub Markdown, default), csv (the published "
+	      "results.csv columns), json, or html (a self-contained page "
+	      "with the tables and the charts as inline SVG, drawn by gnuplot "
+	      "when installed)"),
+	OPT_S("select", 's', RO, select, "SEL",
+	      "key=value[,key=value...] over session, variant, target, model, "
+	      "role, test, os_build, ... (default: everything stored)"),
+	OPT_S("output", 'o', RO, output, "FILE",
+	      "write to FILE (e.g. reports/report.md) instead of standard "
+	      "output"),
+	OPT_S("plot", 0, RO, plot_dir, "DIR",
+	      "also draw the charts with gnuplot into DIR: throughput.svg "
+	      "(median t/s per role, min-max bars, log scale) and speedup.svg "
+	      "(shim / stock)"),
+	OPT_F("png", 0, RO, png, "with --plot: PNG files too"),
+	OPT_END
+};
+
+static int report_main(int argc, char **argv, struct cmd_ctx *ctx);
+
+const struct command cmd_report = {
+	.name = "report",
+	.fn = report_main,
+	.summary = "speedup and percent-of-bare-metal tables",
+	.synopsis = "[--format md|csv|json|html] [--select SEL] [-o FILE] "
+		"[--plot DIR [--png]]",
+	.description =
+		"Per workload (model x test): the median of all samples_ts per role\n"
+		"(bare-metal host, stock guest, shim guest) with min-max and sample\n"
+		"count, the guest speedup (shim / stock), shim / bare-metal and\n"
+		"stock / bare-metal percent. Variants with other roles are listed\n"
+		"beside them; runs whose injection was not verified are excluded\n"
+		"and listed apart.\n",
+	.opts = report_opts,
+	.max_args = 0,
+};
+
+static int
+report_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "select", required_argument, NULL, 's' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "plot", required_argument, NULL, 'p' },
-		{ "png", no_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *format = "md", *select = NULL, *output = NULL;
-	const char *plot_dir = NULL;
-	int png = 0;
+	struct report_opts o = { .format = "md" };
+	const char **args = NULL;
+	size_t nargs;
 	struct selection sel = { 0 };
 	struct report rep = { 0 };
 	struct buf out = BUF_INIT;
 	struct store *s = NULL;
-	int c, ret = EXIT_OK;
+	int ret = EXIT_OK, rc;
 
-	while ((c = getopt_long(argc, argv, "f:s:o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f': format = optarg; break;
-		case 's': select = optarg; break;
-		case 'o': output = optarg; break;
-		case 'p': plot_dir = optarg; break;
-		case 'P': png = 1; break;
-		case 'h': return cmd_help(usage_report);
-		default:
-			return cmd_usage_error("report", "unknown option '%s'",
-					       argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cmd_usage_error("report", "unexpected argument '%s'",
-				       argv[optind]);
-	if (strcmp(format, "md") && strcmp(format, "csv") &&
-	    strcmp(format, "json") && strcmp(format, "html"))
-		return cmd_usage_error("report", "unknown format '%s' (md, "
-				       "csv, json or html)", format);
-	if (png && !plot_dir)
-		return cmd_usage_error("report", "--png goes with --plot DIR");
-	if (selection_parse(select, &sel) < 0)
+	rc = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
+	if (rc)
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	free(args);
+	if (o.png && !o.plot_dir)
+		return cmd_usage_error(ctx, "--png goes with --plot DIR");
+	if (selection_parse(o.select, &sel) < 0)
 		return EXIT_USAGE;
 	if (cmd_open_existing_store(ctx, &s) < 0 ||
 	    report_build(s, &sel, &rep) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
-	report_render(&rep, format, &out);
-	if (output) {
-		if (write_file_atomic(output, out.buf, out.len) < 0) {
+	report_render(&rep, o.format, &out);
+	if (o.output) {
+		if (write_file_atomic(o.output, out.buf, out.len) < 0) {
 			ret = EXIT_ENV;
 			goto cleanup;
 		}
 		if (!ctx->quiet)
-			fprintf(stderr, "wrote '%s'\n", output);
+			fprintf(stderr, "wrote '%s'\n", o.output);
 	} else {
 		fwrite(out.buf, 1, out.len, stdout);
 	}
-	if (plot_dir) {
+	if (o.plot_dir) {
 		struct buf written = BUF_INIT;
-		int rc = plot_report(&rep, plot_dir, png, &written);
+		int rc = plot_report(&rep, o.plot_dir, o.png, &written);
 
 		if (rc == -2) {
 			error("--plot needs gnuplot, which is not on PATH "

@@ -55,8 +55,8 @@ measured(const struct rep_workload *w, const char *field)
 	return NAN;
 }
 
-int
-cmd_reproduce(int argc, char **argv, struct cmd_ctx *ctx)
+static int
+cmd_reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "figures", required_argument, NULL, 'F' },
@@ -95,16 +95,16 @@ cmd_reproduce(int argc, char **argv, struct cmd_ctx *ctx)
 		case 'f': format = optarg; break;
 		case 'h': return cmd_help(usage_reproduce);
 		default:
-			return cmd_usage_error("reproduce", "unknown option "
+			return cmd_usage_error_name("reproduce", "unknown option "
 					       "'%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return cmd_usage_error("reproduce", "unexpected argument '%s'",
+		return cmd_usage_error_name("reproduce", "unexpected argument '%s'",
 				       argv[optind]);
 	if (strcmp(format, "md") && strcmp(format, "csv") &&
 	    strcmp(format, "json"))
-		return cmd_usage_error("reproduce", "unknown format '%s'",
+		return cmd_usage_error_name("reproduce", "unknown format '%s'",
 				       format);
 	if (selection_parse(select, &sel) < 0)
 		return EXIT_USAGE;
@@ -204,3 +204,5 @@ cleanup:
 	free(figures_found);
 	return ret;
 }
+
+LEGACY_COMMAND(reproduce, "compare stored runs with the published figures", cmd_reproduce_main, usage_reproduce);

@@ -607,8 +607,8 @@ cleanup:
 	return ret;
 }
 
-int
-cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
+static int
+cmd_run_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "bundle", required_argument, NULL, 'b' },
@@ -640,12 +640,12 @@ cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		case 'l': label = optarg; break;
 		case 'h': return cmd_help(usage_run);
 		default:
-			return cmd_usage_error("run", "unknown option '%s'",
+			return cmd_usage_error_name("run", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 1)
-		return cmd_usage_error("run", "give exactly one PLAN file");
+		return cmd_usage_error_name("run", "give exactly one PLAN file");
 	if (plan_load(argv[optind], models_dir, &plan) < 0)
 		return EXIT_USAGE;
 	buf_init(&st.problems, 0);
@@ -658,7 +658,7 @@ cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		long v;
 		if (parse_long(seed_opt, &v) < 0 || v < 0) {
 			plan_free(&plan);
-			return cmd_usage_error("run", "--seed '%s' is not a "
+			return cmd_usage_error_name("run", "--seed '%s' is not a "
 					       "non-negative integer", seed_opt);
 		}
 		seed = (unsigned long long)v;
@@ -952,3 +952,5 @@ cleanup:
 	plan_free(&plan);
 	return ret;
 }
+
+LEGACY_COMMAND(run, "run a plan: llama-bench per variant, verified and stored", cmd_run_main, usage_run);

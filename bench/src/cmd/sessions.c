@@ -17,8 +17,8 @@ const char usage_sessions[] =
 	"whether an import was flagged as tampered. Session ids are what\n"
 	"`report --select session=N`, `compare`, `gate` and `export` take.\n";
 
-int
-cmd_sessions(int argc, char **argv, struct cmd_ctx *ctx)
+static int
+cmd_sessions_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -42,16 +42,16 @@ cmd_sessions(int argc, char **argv, struct cmd_ctx *ctx)
 		case 'f': format = optarg; break;
 		case 'h': return cmd_help(usage_sessions);
 		default:
-			return cmd_usage_error("sessions", "unknown option '%s'",
+			return cmd_usage_error_name("sessions", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return cmd_usage_error("sessions", "unexpected argument '%s'",
+		return cmd_usage_error_name("sessions", "unexpected argument '%s'",
 				       argv[optind]);
 	if (strcmp(format, "md") && strcmp(format, "csv") &&
 	    strcmp(format, "json"))
-		return cmd_usage_error("sessions", "unknown format '%s' (md, "
+		return cmd_usage_error_name("sessions", "unknown format '%s' (md, "
 				       "csv or json)", format);
 	if (cmd_open_existing_store(ctx, &s) < 0 ||
 	    store_sessions_list(s, &ss, &n) < 0) {
@@ -85,3 +85,5 @@ cmd_sessions(int argc, char **argv, struct cmd_ctx *ctx)
 	store_close(s);
 	return ret;
 }
+
+LEGACY_COMMAND(sessions, "list the stored sessions", cmd_sessions_main, usage_sessions);

@@ -77,19 +77,19 @@ launchagent(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 'h': return cmd_help(usage_shim);
 		case ':':
-			return cmd_usage_error("shim", "option '%s' needs a value",
+			return cmd_usage_error_name("shim", "option '%s' needs a value",
 					       argv[optind - 1]);
 		default:
-			return cmd_usage_error("shim", "unknown option '%s'",
+			return cmd_usage_error_name("shim", "unknown option '%s'",
 					       argv[optind - 1]);
 		}
 	}
 	if (optind < argc && strcmp(argv[optind - 1], "--"))
-		return cmd_usage_error("shim", "unexpected argument '%s' "
+		return cmd_usage_error_name("shim", "unexpected argument '%s' "
 				       "(program arguments go after --)",
 				       argv[optind]);
 	if (!la.label || !la.program || !la.library || !la.family_max)
-		return cmd_usage_error("shim", "--label, --program, --library "
+		return cmd_usage_error_name("shim", "--label, --program, --library "
 				       "and --family-max are required");
 	la.args = argv + optind;
 	la.nargs = (size_t)(argc - optind);
@@ -119,12 +119,12 @@ cleanup:
 	return ret;
 }
 
-int
-cmd_shim(int argc, char **argv, struct cmd_ctx *ctx)
+static int
+cmd_shim_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	(void)ctx;
 	if (argc < 2)
-		return cmd_usage_error("shim", "missing subcommand "
+		return cmd_usage_error_name("shim", "missing subcommand "
 				       "(launchagent)");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return cmd_help(usage_shim);
@@ -132,5 +132,7 @@ cmd_shim(int argc, char **argv, struct cmd_ctx *ctx)
 		cmd_getopt_reset();
 		return launchagent(argc - 1, argv + 1);
 	}
-	return cmd_usage_error("shim", "unknown subcommand '%s'", argv[1]);
+	return cmd_usage_error_name("shim", "unknown subcommand '%s'", argv[1]);
 }
+
+LEGACY_COMMAND(shim, "a LaunchAgent that runs one server with the capability shim", cmd_shim_main, usage_shim);

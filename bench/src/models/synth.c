@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "models/synth.h"
 #include "models/gguf.h"
+#include "base/rng.h"
 #include "base/util.h"
 
 #include <errno.h>

@@ -1,0 +1,454 @@
+/* The base layer's JSON module, option parser and PRNG. */
+#define _POSIX_C_SOURCE 200809L
+#include "test.h"
+#include "base/json.h"
+#include "base/opt.h"
+#include "base/rng.h"
+#include "base/util.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+static struct json *
+parse(const char *s)
+{
+	return json_parse(s, strlen(s), "t");
+}
+
+static void
+test_json_parse_errors(void)
+{
+	const char *bad[] = {
+		"", "   ", "[", "[garbage", "{\"a\":1} x", "[1,2]]", "{\"a\"}",
+		"nul", "[1,]", "\"abc",
+	};
+	size_t i;
+
+	error_silent++;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct json *v = parse(bad[i]);
+		CHECK(v == NULL);
+		json_free(v);
+	}
+	error_silent--;
+	/* the error names line, column and byte */
+	error_silent++;
+	CHECK(parse("{\n  \"a\": tru\n}") == NULL);
+	error_silent--;
+	CHECK(strstr(error_last(), "line 2") != NULL);
+	CHECK(strstr(error_last(), "'t'") != NULL);
+}
+
+static void
+test_json_access(void)
+{
+	struct json *v = parse("{\"s\":\"x\",\"n\":2.5,\"i\":-7,\"b\":true,"
+			       "\"z\":null,\"a\":[1,2,3],\"o\":{}}");
+	const struct json *it;
+	int64_t i = 0;
+	double sum = 0;
+
+	CHECK(v != NULL);
+	CHECK_STR(json_get_str(v, "s"), "x");
+	CHECK(json_get_str(v, "n") == NULL);
+	CHECK(json_num(json_get(v, "n")) == 2.5);
+	CHECK(isnan(json_num(json_get(v, "s"))));
+	CHECK(json_int64(json_get(v, "i"), -10, 10, &i) == 0 && i == -7);
+	CHECK(json_int64(json_get(v, "i"), 0, 10, &i) < 0);
+	CHECK(json_int64(json_get(v, "n"), -10, 10, &i) < 0);
+	CHECK(json_bool(json_get(v, "b")) == 1);
+	CHECK(json_bool(json_get(v, "z")) == -1);
+	CHECK(json_type(json_get(v, "z")) == JSON_NULL);
+	CHECK(json_type(json_get(v, "missing")) == JSON_INVALID);
+	CHECK(json_size(json_get(v, "a")) == 3);
+	JSON_FOR_EACH(it, json_get(v, "a"))
+		sum += json_num(it);
+	CHECK(sum == 6);
+	CHECK(json_num(json_at(json_get(v, "a"), 2)) == 3);
+	CHECK(json_at(json_get(v, "a"), 3) == NULL);
+	CHECK(json_size(v) == 7);
+	/* accessors tolerate NULL */
+	CHECK(json_get(NULL, "x") == NULL);
+	CHECK(json_first(NULL) == NULL);
+	json_free(v);
+}
+
+static void
+test_json_int64_range(void)
+{
+	struct json *v = parse("[9223372036854775807, 1e30, -1e30, 3.5, "
+			       "9007199254740992]");
+	int64_t x;
+
+	/* 2^63 - 1 rounds to 2^63 as a double: out of range */
+	CHECK(json_int64(json_at(v, 0), INT64_MIN, INT64_MAX, &x) < 0);
+	CHECK(json_int64(json_at(v, 1), INT64_MIN, INT64_MAX, &x) < 0);
+	CHECK(json_int64(json_at(v, 2), INT64_MIN, INT64_MAX, &x) < 0);
+	CHECK(json_int64(json_at(v, 3), INT64_MIN, INT64_MAX, &x) < 0);
+	CHECK(json_int64(json_at(v, 4), INT64_MIN, INT64_MAX, &x) == 0 &&
+	      x == 9007199254740992LL);
+	json_free(v);
+}
+
+static void
+test_json_writer(void)
+{
+	struct buf b = BUF_INIT;
+	struct jw w;
+
+	jw_init(&w, &b, 0);
+	jw_object(&w);
+	jw_kstr(&w, "s", "a\"b\\c\n\x01");
+	jw_kint(&w, "i", -42);
+	jw_knum(&w, "d", 0.1);
+	jw_knum(&w, "nan", NAN);
+	jw_knum(&w, "big", 1e300);
+	jw_kbool(&w, "t", 1);
+	jw_knull(&w, "z");
+	jw_key(&w, "a");
+	jw_array(&w);
+	jw_int(&w, 1);
+	jw_str(&w, NULL);
+	jw_end(&w);
+	jw_end(&w);
+	CHECK_STR(b.buf, "{\"s\":\"a\\\"b\\\\c\\n\\u0001\",\"i\":-42,\"d\":0.1,"
+		  "\"nan\":null,\"big\":1e+300,\"t\":true,\"z\":null,"
+		  "\"a\":[1,null]}");
+	buf_release(&b);
+
+	/* pretty output parses back to the same value */
+	jw_init(&w, &b, 1);
+	jw_object(&w);
+	jw_kstr(&w, "k", "v");
+	jw_key(&w, "e");
+	jw_array(&w);
+	jw_end(&w);
+	jw_end(&w);
+	CHECK_STR(b.buf, "{\n  \"k\": \"v\",\n  \"e\": []\n}");
+	buf_release(&b);
+}
+
+static void
+test_json_utf8(void)
+{
+	/* invalid bytes become U+FFFD; valid multi-byte text stays */
+	const char in[] = "ok \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 bad \xff"
+		" \xc0\xaf \xed\xa0\x80 \xc3";
+	struct buf b = BUF_INIT;
+	struct json *v;
+
+	json_quote(&b, in);
+	CHECK_STR(b.buf, "\"ok \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 bad "
+		  "\\ufffd \\ufffd\\ufffd \\ufffd\\ufffd\\ufffd \\ufffd\"");
+	v = json_parse(b.buf, b.len, "q");
+	CHECK(v != NULL && json_str(v) != NULL);
+	json_free(v);
+	buf_release(&b);
+}
+
+static void
+test_json_numbers_round_trip(void)
+{
+	const double xs[] = { 0.1, 1.0 / 3, 12345.678, 1e-9, 6.02214076e23,
+			      -0.0, 9007199254740993.0, 1234567890123.0 };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(xs); i++) {
+		struct buf b = BUF_INIT;
+		struct jw w;
+		struct json *v;
+
+		jw_init(&w, &b, 0);
+		jw_num(&w, xs[i]);
+		v = json_parse(b.buf, b.len, "n");
+		CHECK(v && json_num(v) == xs[i]);
+		json_free(v);
+		buf_release(&b);
+	}
+}
+
+static void
+test_json_edit(void)
+{
+	struct json *v = parse("{\"a\":1,\"b\":\"x\"}");
+	char *t;
+
+	json_set_str(v, "b", "y");
+	json_set_num(v, "c", 3);
+	json_remove(v, "a");
+	t = json_print(v, 0);
+	CHECK_STR(t, "{\"b\":\"y\",\"c\":3}");
+	free(t);
+	{
+		struct json *d = json_dup(v), *e = parse("{\"c\":3,\"b\":\"y\"}");
+		CHECK(json_equal(d, v));
+		CHECK(json_equal(e, v));
+		json_free(d);
+		json_free(e);
+	}
+	json_free(v);
+}
+
+struct rec {
+	char *name;
+	int count;
+	int64_t big;
+	double ratio;
+	int flag;
+	char *raw;
+	char **tags;
+	char *obj;
+};
+
+#define R struct rec
+static const struct json_field rec_fields[] = {
+	{ "name", JK_STR, offsetof(R, name), JF_REQUIRED | JF_NONEMPTY, 0, 0 },
+	{ "count", JK_INT, offsetof(R, count), 0, 0, 100 },
+	{ "big", JK_I64, offsetof(R, big), 0, 0, 0 },
+	{ "ratio", JK_DOUBLE, offsetof(R, ratio), JF_NULLABLE, 0, 0 },
+	{ "flag", JK_BOOL, offsetof(R, flag), 0, 0, 0 },
+	{ "raw", JK_RAW, offsetof(R, raw), 0, 0, 0 },
+	{ "tags", JK_STRV, offsetof(R, tags), JF_NONEMPTY, 0, 0 },
+	{ "obj", JK_OBJECT, offsetof(R, obj), 0, 0, 0 },
+	{ "skip", JK_IGNORE, 0, 0, 0, 0 },
+};
+
+static int
+read_rec(const char *text, struct rec *r)
+{
+	struct json *v = parse(text);
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = json_read_object(v, rec_fields, ARRAY_SIZE(rec_fields), r,
+			      "rec", 0);
+	json_free(v);
+	return rc;
+}
+
+static void
+test_json_reader(void)
+{
+	struct rec r;
+	static const struct { const char *text, *err; } bad[] = {
+		{ "{\"count\":1}", "rec: 'name' is required" },
+		{ "{\"name\":\" \"}", "rec.name: must not be empty" },
+		{ "{\"name\":\"a\",\"count\":101}", "rec.count: must be an "
+		  "integer in [0, 100]" },
+		{ "{\"name\":\"a\",\"count\":\"5\"}", "rec.count: must be an "
+		  "integer, not a string" },
+		{ "{\"name\":\"a\",\"big\":1e300}", "rec.big: must be an integer" },
+		{ "{\"name\":\"a\",\"flag\":1}", "rec.flag: must be true or false" },
+		{ "{\"name\":\"a\",\"tags\":[\"x\",\"\"]}", "rec.tags[1]: must be "
+		  "a non-empty string" },
+		{ "{\"name\":\"a\",\"obj\":[]}", "rec.obj: must be an object" },
+		{ "{\"name\":\"a\",\"extra\":1}", "rec: unknown key 'extra'" },
+		{ "{\"name\":\"a\",\"name\":\"b\"}", "rec: key 'name' appears twice" },
+		{ "[]", "rec: must be an object, not an array" },
+	};
+	size_t i;
+
+	CHECK(read_rec("{\"name\":\"n\",\"count\":7,\"big\":-5000000000,"
+		       "\"ratio\":null,\"flag\":true,\"raw\":{\"x\":[1]},"
+		       "\"tags\":[\"a\",\"b\"],\"obj\":{},\"skip\":[[]]}", &r) == 0);
+	CHECK_STR(r.name, "n");
+	CHECK(r.count == 7 && r.big == -5000000000LL && r.flag == 1);
+	CHECK(r.ratio == 0);
+	CHECK_STR(r.raw, "{\"x\":[1]}");
+	CHECK(r.tags && !strcmp(r.tags[1], "b") && r.tags[2] == NULL);
+	CHECK_STR(r.obj, "{}");
+	json_fields_release(rec_fields, ARRAY_SIZE(rec_fields), &r);
+	CHECK(r.name == NULL && r.tags == NULL);
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		error_silent++;
+		CHECK(read_rec(bad[i].text, &r) < 0);
+		error_silent--;
+		if (!strstr(error_last(), bad[i].err))
+			printf("  got '%s', wanted '%s'\n", error_last(),
+			       bad[i].err);
+		CHECK(strstr(error_last(), bad[i].err) != NULL);
+		json_fields_release(rec_fields, ARRAY_SIZE(rec_fields), &r);
+	}
+}
+
+static void
+test_json_long_array_linear(void)
+{
+	/* 200,000 numbers, iterated in order (JSON_FOR_EACH is linear) */
+	struct buf b = BUF_INIT;
+	struct json *v;
+	const struct json *it;
+	size_t i, n = 0;
+
+	buf_addch(&b, '[');
+	for (i = 0; i < 200000; i++)
+		buf_addf(&b, "%s%zu", i ? "," : "", i);
+	buf_addch(&b, ']');
+	v = json_parse(b.buf, b.len, "big");
+	JSON_FOR_EACH(it, v)
+		n += json_num(it) == (double)n;
+	CHECK(n == 200000);
+	json_free(v);
+	buf_release(&b);
+}
+
+struct o {
+	int flag;
+	const char *str, *choice;
+	long n;
+	double d;
+	struct opt_list list;
+};
+#define O struct o
+static const struct opt opts[] = {
+	OPT_F("flag", 'f', O, flag, "a flag"),
+	OPT_S("str", 's', O, str, "S", "a string"),
+	OPT_C("format", 0, O, choice, "F", "md|csv", "a choice"),
+	OPT_I("count", 'n', O, n, "N", 1, 10, "a number"),
+	OPT_D("ratio", 0, O, d, "X", 0, 1, "a ratio"),
+	OPT_L("add", 'a', O, list, "V", "repeatable"),
+	OPT_END
+};
+
+static int
+parse_opts(struct o *o, const char *const *argv, const char ***args,
+	   size_t *nargs)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	memset(o, 0, sizeof(*o));
+	return opt_parse(opts, argc, (char **)argv, o, args, nargs);
+}
+
+static void
+test_opt_parse(void)
+{
+	const char *argv[] = { "cmd", "x", "--flag", "-s", "v", "--format=csv",
+			       "-n7", "--ratio", "0.5", "-a", "1", "--add=2",
+			       "y", "--", "--flag", NULL };
+	const char **args;
+	size_t nargs;
+	struct o o;
+
+	CHECK(parse_opts(&o, argv, &args, &nargs) == 0);
+	CHECK(o.flag == 1);
+	CHECK_STR(o.str, "v");
+	CHECK_STR(o.choice, "csv");
+	CHECK(o.n == 7 && o.d == 0.5);
+	CHECK(o.list.n == 2 && !strcmp(o.list.v[1], "2"));
+	CHECK(nargs == 3 && !strcmp(args[0], "x") && !strcmp(args[1], "y") &&
+	      !strcmp(args[2], "--flag"));
+	free(args);
+	opt_release(opts, &o);
+}
+
+static void
+test_opt_errors(void)
+{
+	static const struct { const char *argv[4], *err; } bad[] = {
+		{ { "c", "--nope", NULL }, "unknown option '--nope'" },
+		{ { "c", "-z", NULL }, "unknown option '-z'" },
+		{ { "c", "--count", "11", NULL }, "--count 11 is out of range" },
+		{ { "c", "--count", "x", NULL }, "--count 'x' is not a whole" },
+		{ { "c", "--ratio", "nan", NULL }, "--ratio 'nan' is not a number" },
+		{ { "c", "--format", "xml", NULL }, "--format 'xml' is not one of: md, csv" },
+		{ { "c", "--str", NULL }, "--str needs S" },
+		{ { "c", "-s", "a", "-s" }, "--str" },
+		{ { "c", "--flag=1", NULL }, "--flag takes no value" },
+	};
+	size_t i, nargs;
+	const char **args;
+	struct o o;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		const char *argv[6] = { 0 };
+		memcpy(argv, bad[i].argv, sizeof(bad[i].argv));
+		if (i == 7) {
+			argv[4] = "b";
+			argv[5] = NULL;
+		}
+		error_silent++;
+		CHECK(parse_opts(&o, argv, &args, &nargs) < 0);
+		error_silent--;
+		if (!strstr(error_last(), bad[i].err))
+			printf("  got '%s', wanted '%s'\n", error_last(),
+			       bad[i].err);
+		CHECK(strstr(error_last(), bad[i].err) != NULL);
+		free(args);
+		opt_release(opts, &o);
+	}
+	{
+		const char *argv[] = { "c", "x", "--help", NULL };
+		CHECK(parse_opts(&o, argv, &args, &nargs) == 1);
+		free(args);
+	}
+}
+
+static void
+test_opt_help(void)
+{
+	struct buf b = BUF_INIT;
+
+	opt_help(opts, &b);
+	CHECK(strstr(b.buf, "  -f, --flag") != NULL);
+	CHECK(strstr(b.buf, "--format F") != NULL);
+	CHECK(strstr(b.buf, "-a, --add V...") != NULL);
+	CHECK(strstr(b.buf, "-h, --help") != NULL);
+	buf_release(&b);
+}
+
+static void
+test_rng(void)
+{
+	struct rng a, b;
+	size_t counts[5] = { 0 }, i;
+	int v[8] = { 0, 1, 2, 3, 4, 5, 6, 7 }, seen = 0;
+	uint64_t s = 0;
+
+	/* splitmix64 reference value (seed 0) */
+	CHECK(splitmix64(&s) == 0xe220a8397b1dcdafULL);
+	rng_seed(&a, 42);
+	rng_seed(&b, 42);
+	for (i = 0; i < 100; i++)
+		CHECK(rng_next(&a) == rng_next(&b));
+	for (i = 0; i < 50000; i++)
+		counts[rng_below(&a, 5)]++;
+	for (i = 0; i < 5; i++)
+		CHECK(counts[i] > 9500 && counts[i] < 10500);
+	rng_shuffle(&a, v, 8, sizeof(int));
+	for (i = 0; i < 8; i++)
+		seen |= 1 << v[i];
+	CHECK(seen == 0xff);
+	{
+		double sum = 0, sq = 0, x;
+		for (i = 0; i < 20000; i++) {
+			x = rng_normal(&a);
+			sum += x;
+			sq += x * x;
+		}
+		CHECK(fabs(sum / 20000) < 0.05);
+		CHECK(fabs(sq / 20000 - 1) < 0.05);
+	}
+}
+
+static const struct test_case tests[] = {
+	{ "json: parse errors name the place", test_json_parse_errors },
+	{ "json: accessors", test_json_access },
+	{ "json: int64 range checks", test_json_int64_range },
+	{ "json: writer escaping and numbers", test_json_writer },
+	{ "json: invalid UTF-8 becomes U+FFFD", test_json_utf8 },
+	{ "json: numbers round-trip", test_json_numbers_round_trip },
+	{ "json: edits", test_json_edit },
+	{ "json: strict table reader", test_json_reader },
+	{ "json: long arrays stay linear", test_json_long_array_linear },
+	{ "opt: forms, lists, --", test_opt_parse },
+	{ "opt: errors name the option", test_opt_errors },
+	{ "opt: help from the table", test_opt_help },
+	{ "rng: seeded, unbiased, normal", test_rng },
+};
+
+TEST_MAIN(tests)
