@@ -48,6 +48,7 @@ LIB_OBJS += evidence/llamabench.o
 LIB_OBJS += evidence/mlxlm.o
 LIB_OBJS += evidence/caps.o
 LIB_OBJS += evidence/fingerprint.o
+LIB_OBJS += evidence/sums.o
 # run: plans, targets, transports, the run engine
 LIB_OBJS += run/plan.o
 LIB_OBJS += run/transport.o
