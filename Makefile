@@ -43,7 +43,10 @@ LIB_OBJS += models/synth.o
 LIB_OBJS += models/manifest.o
 # evidence: the store, bundles, parsers of what llama-bench and MLX-LM print
 LIB_OBJS += evidence/store.o
+LIB_OBJS += evidence/runrec.o
+LIB_OBJS += evidence/derive.o
 LIB_OBJS += evidence/bundle.o
+LIB_OBJS += evidence/hashcache.o
 LIB_OBJS += evidence/llamabench.o
 LIB_OBJS += evidence/mlxlm.o
 LIB_OBJS += evidence/caps.o
@@ -54,6 +57,10 @@ LIB_OBJS += run/plan.o
 LIB_OBJS += run/transport.o
 LIB_OBJS += run/tools.o
 LIB_OBJS += run/launchagent.o
+LIB_OBJS += run/target.o
+LIB_OBJS += run/variant.o
+LIB_OBJS += run/schedule.o
+LIB_OBJS += run/session.o
 # analysis: statistics, comparisons, reports, charts
 LIB_OBJS += analysis/stats.o
 LIB_OBJS += analysis/compare.o

@@ -375,7 +375,7 @@ proc_finish(struct proc *p)
 {
 	double grace = p->grace > 0 ? p->grace : PROC_DEFAULT_GRACE;
 	double deadline = p->timeout > 0 ? p->started + p->timeout : 0;
-	double kill_at = 0, linger_until = 0, backoff = 0.001;
+	double kill_at = 0, linger_until = 0, backoff = 0.001, next_tick = 0;
 	int out_wfail = 0, err_wfail = 0, ret = 0, reaped = 0, stopping = 0;
 	pid_t pgid = p->pid;
 
@@ -387,6 +387,11 @@ proc_finish(struct proc *p)
 		nfds_t nfds = 0;
 		double now = mono_now(), wait_s = 0.1;
 		int timeout_ms, status;
+
+		if (p->tick && !reaped && now >= next_tick) {
+			p->tick(p->tick_ctx);
+			next_tick = now + 1.0;
+		}
 
 		/* Timeout or interrupt: SIGTERM to the group, SIGKILL later. */
 		if (!reaped && !stopping && deadline && now >= deadline) {

@@ -46,6 +46,9 @@ struct proc {
 	const char *stdout_path;     /* file to stream stdout into, or NULL */
 	const char *stderr_path;     /* file to stream stderr into, or NULL */
 	size_t mem_cap;              /* cap of each copy; 0: PROC_DEFAULT_MEM_CAP */
+	void (*tick)(void *ctx);     /* called about once a second while the
+					child runs (progress), or NULL */
+	void *tick_ctx;
 
 	/* ---- result ---- */
 	struct buf out, err;         /* first mem_cap bytes of stdout / stderr */

@@ -15,6 +15,8 @@
 
 #include "base/opt.h"
 
+#include <stdint.h>
+
 struct command;
 
 struct cmd_ctx {
@@ -64,6 +66,15 @@ int cmd_dispatch(int argc, char **argv, struct cmd_ctx *ctx);
  */
 struct store;
 int cmd_open_existing_store(const struct cmd_ctx *ctx, struct store **s);
+
+/*
+ * Writes stored session sid as an evidence bundle into dir (bundle.h
+ * flags), with the report built once: README.md and results.csv. md_out,
+ * when not NULL, gets the Markdown tables. 0, or -1 after error().
+ */
+struct buf;
+int cmd_write_bundle(struct store *s, int64_t sid, const char *dir,
+		     unsigned flags, struct buf *md_out);
 
 /* Prints "error: MSG" and "see 'shimbench NAME --help'"; EXIT_USAGE. */
 int cmd_usage_error(const struct cmd_ctx *ctx, const char *fmt, ...)

@@ -2,6 +2,7 @@
 #include "cmd/cmd.h"
 #include "models/gguf.h"
 #include "models/hash.h"
+#include "evidence/hashcache.h"
 #include "models/manifest.h"
 #include "base/proc.h"
 #include "evidence/store.h"

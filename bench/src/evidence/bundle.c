@@ -1,76 +1,109 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/bundle.h"
-#include "evidence/caps.h"
+#include "evidence/derive.h"
 #include "evidence/fingerprint.h"
+#include "evidence/runrec.h"
+#include "evidence/sums.h"
 #include "models/hash.h"
-#include "evidence/llamabench.h"
-#include "evidence/mlxlm.h"
-#include "analysis/report.h"
-#include "evidence/store.h"
+#include "base/json.h"
 #include "base/util.h"
 
-#include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-struct in_model {
-	char *name, *label, *sha256, *file, *facts_json;
-	int64_t size;
-};
+/* A raw file larger than this is not llama-bench output. */
+#define MEMBER_MAX (1024ull << 20)
 
-struct in_env {
-	char *target;
-	char *fingerprint_json;
-};
+/* ---- names ---------------------------------------------------------------- */
 
-struct in_run {
-	int seq;
-	char *target, *variant, *role, *model, *runtime;
-	char *argv_json, *env_json, *expect_json;
-	char *stdout_name, *stderr_name;
-	char stdout_sha[65], stderr_sha[65];
-	struct buf out, err;
-	struct lb_output lb;
-	char *caps_json;
-	char *status, *verification, *error;
-	struct buf vdetail;
-	int exit_code, signal, timed_out;
-	double wall_s;
-};
+/* File-name-safe copy of s: letters, digits, '-', '_' and '.' only. */
+static char *
+safe_part(const char *s)
+{
+	char *c = xstrdup(s && *s ? s : "none"), *p;
 
-struct sum_entry {
-	char *name;
-	char expected[65];
-	char actual[65];
-};
+	for (p = c; *p; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789-_.", *p))
+			*p = '_';
+	return c;
+}
 
-struct ingest {
-	char *dir;
-	char *label;
-	char *started_at;
-	char *status;
-	char *plan_json;
-	struct buf warnings;   /* JSON array text */
+void
+bundle_run_paths(int seq, const char *variant, const char *model,
+		 char **stdout_rel, char **stderr_rel)
+{
+	char *v = safe_part(variant), *m = safe_part(model);
+
+	*stdout_rel = xstrfmt("runs/%03d-%s-%s.jsonl", seq, v, m);
+	*stderr_rel = xstrfmt("runs/%03d-%s-%s.stderr", seq, v, m);
+	free(v);
+	free(m);
+}
+
+char *
+bundle_probe_path(const char *variant)
+{
+	char *v = safe_part(variant), *p = xstrfmt("runs/probe-%s.out", v);
+
+	free(v);
+	return p;
+}
+
+/*
+ * A bundle-relative name must stay inside the bundle: relative, no ".."
+ * or "." component, no empty component, no control character.
+ */
+static int
+safe_name(const char *name)
+{
+	const char *p, *c;
+
+	if (!*name || name[0] == '/' || strlen(name) > 4096)
+		return 0;
+	for (p = name; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return 0;
+	for (c = name; c; c = strchr(c, '/')) {
+		size_t len;
+
+		if (*c == '/')
+			c++;
+		len = strcspn(c, "/");
+		if (len == 0 || (len == 1 && c[0] == '.') ||
+		    (len == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+/* ---- reading members -------------------------------------------------------- */
+
+struct reader {
+	const char *dir;
+	int dirfd;
+	unsigned flags;
+	int is_bundle;
+	struct sums sums;
+	unsigned char *read;     /* per sums entry: read and checked */
+	struct buf warnings;     /* JSON array text */
 	int tampered;
-	char content_hash[65];
-	struct in_model *models;
-	size_t nmodels;
-	struct in_env *envs;
-	size_t nenvs;
-	struct in_run *runs;
-	size_t nruns;
-	struct sum_entry *sums;
-	size_t nsums;
 };
 
 static void
-warn_add(struct ingest *in, const char *fmt, ...)
+warn_add(struct reader *rd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 static void
-warn_add(struct ingest *in, const char *fmt, ...)
+warn_add(struct reader *rd, const char *fmt, ...)
 {
 	struct buf msg = BUF_INIT;
 	va_list ap;
@@ -79,440 +112,546 @@ warn_add(struct ingest *in, const char *fmt, ...)
 	buf_vaddf(&msg, fmt, ap);
 	va_end(ap);
 	warning("%s", msg.buf);
-	buf_setlen(&in->warnings, in->warnings.len - 1);   /* drop ']' */
-	if (in->warnings.len > 1)
-		buf_addch(&in->warnings, ',');
-	buf_add_json_str(&in->warnings, msg.buf);
-	buf_addch(&in->warnings, ']');
+	if (rd->warnings.len)
+		buf_addch(&rd->warnings, ',');
+	json_quote(&rd->warnings, msg.buf);
 	buf_release(&msg);
 }
 
-/* A bundle-relative name must stay inside the bundle. */
+/*
+ * Opens name below dirfd without following a symbolic link anywhere on
+ * the way (each directory is opened with O_NOFOLLOW), and without
+ * blocking on a FIFO. Returns the descriptor, or -1 after error().
+ */
 static int
-safe_name(const char *name)
+open_inside(const struct reader *rd, const char *name)
 {
-	const char *p;
+	char *copy = xstrdup(name), *p = copy, *slash;
+	int fd = dup(rd->dirfd), next;
 
-	if (!*name || name[0] == '/' || strlen(name) > 4096)
-		return 0;
-	for (p = name; *p; p++)
-		if ((unsigned char)*p < 0x20)
-			return 0;
-	for (p = name; p; p = strchr(p, '/')) {
-		if (*p == '/')
-			p++;
-		if (!strncmp(p, "..", 2) && (p[2] == '/' || p[2] == '\0'))
-			return 0;
+	if (fd < 0) {
+		free(copy);
+		return error("'%s': %s", rd->dir, strerror(errno));
 	}
-	return 1;
-}
-
-static char *
-path_in(const struct ingest *in, const char *name)
-{
-	return xstrfmt("%s/%s", in->dir, name);
-}
-
-static struct sum_entry *
-find_sum(struct ingest *in, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < in->nsums; i++)
-		if (!strcmp(in->sums[i].name, name))
-			return &in->sums[i];
-	return NULL;
+	while ((slash = strchr(p, '/'))) {
+		*slash = '\0';
+		next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			      O_CLOEXEC);
+		close(fd);
+		if (next < 0) {
+			error("'%s/%s': %s%s", rd->dir, name,
+			      errno == ELOOP || errno == ENOTDIR ?
+			      "a directory on the way is a symbolic link or not "
+			      "a directory" : strerror(errno),
+			      errno == ELOOP ? "; refusing to leave the evidence "
+			      "directory" : "");
+			free(copy);
+			return -1;
+		}
+		fd = next;
+		p = slash + 1;
+	}
+	next = openat(fd, p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		      O_CLOEXEC);
+	close(fd);
+	if (next < 0) {
+		if (errno == ELOOP)
+			error("'%s/%s' is a symbolic link; only regular files "
+			      "inside the evidence directory are read", rd->dir,
+			      name);
+		else
+			error("cannot open '%s/%s': %s", rd->dir, name,
+			      strerror(errno));
+	}
+	free(copy);
+	return next;
 }
 
 /*
- * Reads DIR/SHA256SUMS ("HEX  NAME" or "HEX *NAME" lines) and hashes
- * every file it names. Returns 0, -1 for bad input, -2 for a mismatch
- * (reported; with allow_tampered a warning and in->tampered instead).
+ * Reads all of a regular file; -1 after error() for anything else. what
+ * names the file in messages.
  */
 static int
-verify_sums(struct ingest *in, int allow_tampered)
+read_fd(const char *what, int fd, struct rec_blob *out)
 {
-	struct buf text = BUF_INIT;
-	char *path = path_in(in, "SHA256SUMS"), *line, *save = NULL;
-	int ret = 0, lineno = 0;
-	size_t i;
+	struct buf b = BUF_INIT;
+	struct stat st;
+	char chunk[65536];
+	ssize_t n;
 
-	if (!file_exists(path)) {
-		ret = error("'%s' has no SHA256SUMS; refusing to import "
-			    "unverifiable evidence", in->dir);
-		goto cleanup;
+	if (fstat(fd, &st) < 0)
+		return error("'%s': %s", what, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return error("'%s' is not a regular file (a FIFO, device or "
+			     "directory); refusing it", what);
+	if ((unsigned long long)st.st_size > MEMBER_MAX)
+		return error("'%s' is %lld bytes, more than any raw output "
+			     "shimbench reads", what, (long long)st.st_size);
+	buf_init(&b, (size_t)st.st_size + 1);
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			buf_release(&b);
+			return error("cannot read '%s': %s", what,
+				     strerror(errno));
+		}
+		buf_add(&b, chunk, (size_t)n);
+		if (b.len > MEMBER_MAX) {
+			buf_release(&b);
+			return error("'%s' grew while it was read", what);
+		}
 	}
-	if (buf_read_file(&text, path) < 0) {
-		ret = -1;
-		goto cleanup;
-	}
-	for (line = strtok_r(text.buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *name;
-		struct sum_entry *e;
+	out->n = b.len;
+	out->p = buf_detach(&b, NULL);
+	return 0;
+}
 
-		lineno++;
-		if (strlen(line) > 0 && line[strlen(line) - 1] == '\r')
-			line[strlen(line) - 1] = '\0';
-		if (!*line)
-			continue;
-		if (strlen(line) < 67 || line[64] != ' ' ||
-		    (line[65] != ' ' && line[65] != '*')) {
-			ret = error("'%s' line %d: not 'SHA256  NAME'", path,
-				    lineno);
-			goto cleanup;
-		}
-		line[64] = '\0';
-		name = line + 66;
-		if (!hash_is_sha256_hex(line) || !safe_name(name)) {
-			ret = error("'%s' line %d: bad checksum or file name",
-				    path, lineno);
-			goto cleanup;
-		}
-		if (find_sum(in, name)) {
-			ret = error("'%s' line %d: '%s' listed twice", path,
-				    lineno, name);
-			goto cleanup;
-		}
-		in->sums = xrealloc(in->sums, (in->nsums + 1) * sizeof(*e));
-		e = &in->sums[in->nsums++];
-		memset(e, 0, sizeof(*e));
-		e->name = xstrdup(name);
-		for (i = 0; i < 64; i++)
-			e->expected[i] = (char)(line[i] | 0x20);
+/* A checksum failure: -2 after error(), or a warning with --allow-tampered. */
+static int
+tamper(struct reader *rd, const char *msg)
+{
+	if (!(rd->flags & BUNDLE_ALLOW_TAMPERED)) {
+		error("%s; refusing the import", msg);
+		return -2;
 	}
-	for (i = 0; i < in->nsums; i++) {
-		struct sum_entry *e = &in->sums[i];
-		char *f = path_in(in, e->name);
-		int rc = hash_file_sha256(f, e->actual);
-
-		free(f);
-		if (rc < 0) {
-			if (!allow_tampered) {
-				ret = error("'%s/%s' is listed in SHA256SUMS "
-					    "but cannot be read", in->dir,
-					    e->name);
-				goto cleanup;
-			}
-			memcpy(e->actual, "missing", 8);
-		}
-		if (strcmp(e->actual, e->expected)) {
-			if (!allow_tampered) {
-				ret = error("'%s/%s': SHA-256 mismatch "
-					    "(SHA256SUMS says %s, file has %s); "
-					    "refusing the import", in->dir,
-					    e->name, e->expected, e->actual);
-				ret = -2;
-				goto cleanup;
-			}
-			in->tampered = 1;
-			warn_add(in, "'%s/%s': SHA-256 mismatch, imported "
-				 "because of --allow-tampered", in->dir,
-				 e->name);
-		}
-	}
-cleanup:
-	free(path);
-	buf_release(&text);
-	return ret;
+	rd->tampered = 1;
+	warn_add(rd, "%s; imported because of --allow-tampered", msg);
+	return 0;
 }
 
 /*
- * Reads a file the bundle refers to; it must be covered by SHA256SUMS
- * (else -2, or a warning with allow_tampered).
+ * Reads a file the evidence names, once: the bytes are hashed and
+ * compared with SHA256SUMS, and the same bytes are what the caller
+ * parses. sha gets the file's SHA-256. 0, -1 bad input, -2 checksum.
  */
 static int
-read_member(struct ingest *in, const char *name, struct buf *out,
-	    char sha[65], int allow_tampered)
+read_member(struct reader *rd, const char *name, struct rec_blob *out,
+	    char sha[65])
 {
-	struct sum_entry *e;
-	char *path;
-	int ret;
+	const struct sums_entry *e;
+	struct buf msg = BUF_INIT;
+	char *what;
+	int fd, rc;
 
+	out->p = NULL;
+	out->n = 0;
 	if (!safe_name(name))
-		return error("'%s': bad file name '%s'", in->dir, name);
-	e = find_sum(in, name);
+		return error("'%s': file name '%s' leaves the directory or is "
+			     "not a plain relative name", rd->dir, name);
+	fd = open_inside(rd, name);
+	if (fd < 0)
+		return -1;
+	what = xstrfmt("%s/%s", rd->dir, name);
+	rc = read_fd(what, fd, out);
+	free(what);
+	close(fd);
+	if (rc < 0)
+		return -1;
+	hash_buf_sha256(out->p, out->n, sha);
+	e = sums_find(&rd->sums, name);
 	if (!e) {
-		if (!allow_tampered) {
-			error("'%s/%s' is not covered by SHA256SUMS; refusing "
-			      "the import", in->dir, name);
-			return -2;
-		}
-		in->tampered = 1;
-		warn_add(in, "'%s/%s' is not covered by SHA256SUMS", in->dir,
+		buf_addf(&msg, "'%s/%s' is not covered by SHA256SUMS", rd->dir,
 			 name);
-	}
-	path = path_in(in, name);
-	ret = buf_read_file(out, path);
-	free(path);
-	if (ret == 0)
-		hash_buf_sha256(out->buf, out->len, sha);
-	return ret;
-}
-
-static const char *
-jstr(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static char *
-jdup(const cJSON *o, const char *key, const char *dflt)
-{
-	const char *v = jstr(o, key);
-
-	return v ? xstrdup(v) : dflt ? xstrdup(dflt) : NULL;
-}
-
-static char *
-jprint(const cJSON *v)
-{
-	char *t, *r;
-
-	if (!v)
-		return NULL;
-	t = cJSON_PrintUnformatted(v);
-	if (!t)
-		die("out of memory printing JSON");
-	r = xstrdup(t);
-	cJSON_free(t);
-	return r;
-}
-
-static int
-check_type(const cJSON *o, const char *key, int (*is)(const cJSON *const),
-	   const char *what, const char *where)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	if (v && !cJSON_IsNull(v) && !is(v))
-		return error("%s: '%s' must be %s", where, key, what);
-	return 0;
-}
-
-static int
-load_models(struct ingest *in, const cJSON *models, const char *where)
-{
-	const cJSON *m;
-
-	if (!models)
-		return 0;
-	if (!cJSON_IsObject(models))
-		return error("%s: 'models' must be an object", where);
-	cJSON_ArrayForEach(m, models) {
-		struct in_model *im;
-		const cJSON *size;
-
-		if (!cJSON_IsObject(m))
-			return error("%s: models.%s must be an object", where,
-				     m->string);
-		in->models = xrealloc(in->models,
-				      (in->nmodels + 1) * sizeof(*im));
-		im = &in->models[in->nmodels++];
-		memset(im, 0, sizeof(*im));
-		im->name = xstrdup(m->string);
-		im->label = jdup(m, "label", m->string);
-		im->sha256 = jdup(m, "sha256", NULL);
-		im->file = jdup(m, "file", NULL);
-		im->facts_json = jprint(cJSON_GetObjectItemCaseSensitive(m,
-								     "facts"));
-		size = cJSON_GetObjectItemCaseSensitive(m, "size");
-		im->size = cJSON_IsNumber(size) ? (int64_t)size->valuedouble : -1;
-		if (im->sha256 && !hash_is_sha256_hex(im->sha256))
-			return error("%s: models.%s.sha256 is not a SHA-256",
-				     where, m->string);
-	}
-	return 0;
-}
-
-static int
-load_envs(struct ingest *in, const cJSON *envs, const char *where)
-{
-	const cJSON *e;
-
-	if (!envs)
-		return 0;
-	if (!cJSON_IsObject(envs))
-		return error("%s: 'environments' must be an object keyed by "
-			     "target", where);
-	cJSON_ArrayForEach(e, envs) {
-		struct in_env *ie;
-
-		if (!cJSON_IsObject(e))
-			return error("%s: environments.%s must be an object",
-				     where, e->string);
-		in->envs = xrealloc(in->envs, (in->nenvs + 1) * sizeof(*ie));
-		ie = &in->envs[in->nenvs++];
-		ie->target = xstrdup(e->string);
-		ie->fingerprint_json = jprint(e);
-	}
-	return 0;
-}
-
-static const struct in_model *
-find_model(const struct ingest *in, const char *name)
-{
-	size_t i;
-
-	for (i = 0; name && i < in->nmodels; i++)
-		if (!strcmp(in->models[i].name, name))
-			return &in->models[i];
-	return NULL;
-}
-
-/* Expected markers of a run: strings of its "expect" array. */
-static int
-load_expect(const cJSON *r, const char ***out, size_t *n, const char *where)
-{
-	const cJSON *ex = cJSON_GetObjectItemCaseSensitive(r, "expect"), *m;
-
-	*out = NULL;
-	*n = 0;
-	if (!ex || cJSON_IsNull(ex))
-		return 0;
-	if (!cJSON_IsArray(ex))
-		return error("%s: 'expect' must be an array of strings", where);
-	cJSON_ArrayForEach(m, ex) {
-		if (!cJSON_IsString(m)) {
-			free(*out);
-			*out = NULL;
-			return error("%s: 'expect' must be an array of "
-				     "strings", where);
+		rc = tamper(rd, msg.buf);
+	} else {
+		rd->read[e - rd->sums.e] = 1;
+		if (strcmp(e->hex, sha)) {
+			buf_addf(&msg, "'%s/%s': SHA-256 mismatch (SHA256SUMS "
+				 "line %d says %s, the file has %s)", rd->dir,
+				 name, e->line, e->hex, sha);
+			rc = tamper(rd, msg.buf);
 		}
-		*out = xrealloc(*out, (*n + 1) * sizeof(char *));
-		(*out)[(*n)++] = m->valuestring;
 	}
+	buf_release(&msg);
+	if (rc < 0) {
+		free(out->p);
+		out->p = NULL;
+		out->n = 0;
+	}
+	return rc;
+}
+
+static int
+load_sums(struct reader *rd)
+{
+	struct rec_blob text = { 0 };
+	int fd, rc;
+	struct stat st;
+
+	if (fstatat(rd->dirfd, "SHA256SUMS", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno == ENOENT)
+		return error("'%s' has no SHA256SUMS; refusing to import "
+			     "unverifiable evidence", rd->dir);
+	fd = open_inside(rd, "SHA256SUMS");
+	if (fd < 0)
+		return -1;
+	{
+		char *name = xstrfmt("%s/SHA256SUMS", rd->dir);
+		rc = read_fd(name, fd, &text);
+		if (rc == 0)
+			rc = sums_parse(text.p, text.n, name, &rd->sums);
+		free(name);
+	}
+	close(fd);
+	free(text.p);
+	if (rc == 0)
+		rd->read = xcalloc(rd->sums.n + 1, 1);
+	return rc;
+}
+
+/*
+ * After the runs: a bundle's every listed file must be present and match;
+ * a raw directory's listed files that are absent are named in a warning.
+ */
+static int
+check_listed(struct reader *rd)
+{
+	struct rec_blob b;
+	char sha[65];
+	size_t i;
+	int rc, nmissing = 0;
+	struct buf missing = BUF_INIT;
+
+	for (i = 0; i < rd->sums.n; i++) {
+		const char *name = rd->sums.e[i].name;
+		struct stat st;
+
+		if (rd->read[i])
+			continue;
+		if (fstatat(rd->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    errno == ENOENT) {
+			if (rd->is_bundle) {
+				struct buf msg = BUF_INIT;
+				buf_addf(&msg, "'%s/%s' is listed in SHA256SUMS but "
+					 "absent", rd->dir, name);
+				rc = tamper(rd, msg.buf);
+				buf_release(&msg);
+				if (rc < 0)
+					return rc;
+				continue;
+			}
+			buf_addf(&missing, "%s'%s'", nmissing++ ? ", " : "",
+				 name);
+			continue;
+		}
+		if (!rd->is_bundle)
+			continue;   /* unread members of raw evidence: unused */
+		rc = read_member(rd, name, &b, sha);
+		free(b.p);
+		if (rc < 0)
+			return rc;
+	}
+	if (nmissing)
+		warn_add(rd, "'%s': %d file%s listed in SHA256SUMS %s absent "
+			 "(not needed by the mapping): %s", rd->dir, nmissing,
+			 nmissing > 1 ? "s" : "", nmissing > 1 ? "are" : "is",
+			 missing.buf);
+	buf_release(&missing);
 	return 0;
 }
 
-static const char *const run_keys[] = {
-	"seq", "target", "variant", "role", "model", "runtime", "argv", "env",
-	"stdout", "stderr", "expect", "status", "exit_code", "signal",
-	"timed_out", "wall_s", "verification", "verification_detail",
-	"error", "model_label", "model_sha256",
-};
+/* ---- bundle.json and mappings ------------------------------------------------ */
 
 static int
-load_run(struct ingest *in, const cJSON *r, size_t idx, int allow_tampered)
+read_env(struct session_data *d, const struct json *e, const char *name)
 {
-	struct in_run *ir;
-	const char **expect = NULL;
-	const cJSON *v;
-	char where[64];
-	size_t nexpect, k;
+	struct env_rec *er;
+	char id[65], base[65];
+
+	if (json_type(e) != JSON_OBJECT)
+		return error("'%s': environments.%s must be an object", name,
+			     json_key(e));
+	if (json_check_unique(e, name) < 0)
+		return -1;
+	d->envs = xrealloc(d->envs, (d->nenvs + 1) * sizeof(*er));
+	er = &d->envs[d->nenvs++];
+	memset(er, 0, sizeof(*er));
+	er->target = xstrdup(json_key(e));
+	er->fingerprint_json = json_print(e, 0);
+	if (fingerprint_identity(er->fingerprint_json, id, base) < 0)
+		return -1;
+	er->identity = xstrdup(id);
+	er->base_identity = xstrdup(base);
+	return 0;
+}
+
+#define MO struct model_rec
+static const struct json_field model_fields[] = {
+	{ "label", JK_STR, offsetof(MO, label), JF_NONEMPTY, 0, 0 },
+	{ "sha256", JK_STR, offsetof(MO, sha256), JF_NULLABLE, 0, 0 },
+	{ "file", JK_STR, offsetof(MO, file), JF_NULLABLE, 0, 0 },
+	{ "size", JK_I64, offsetof(MO, size), JF_NULLABLE, 0, 1e15 },
+	{ "facts", JK_OBJECT, offsetof(MO, facts_json), JF_NULLABLE, 0, 0 },
+};
+#undef MO
+
+static int
+read_model(struct session_data *d, const struct json *m, const char *name)
+{
+	struct model_rec *mr;
+	char *where = xstrfmt("'%s': models.%s", name, json_key(m));
 	int rc;
 
-	snprintf(where, sizeof(where), "runs[%zu]", idx);
-	if (!cJSON_IsObject(r))
-		return error("%s: not an object", where);
-	cJSON_ArrayForEach(v, r) {
-		for (k = 0; k < ARRAY_SIZE(run_keys); k++)
-			if (!strcmp(v->string, run_keys[k]))
-				break;
-		if (k == ARRAY_SIZE(run_keys))
-			return error("%s: unknown key '%s'", where, v->string);
+	d->models = xrealloc(d->models, (d->nmodels + 1) * sizeof(*mr));
+	mr = &d->models[d->nmodels++];
+	memset(mr, 0, sizeof(*mr));
+	mr->name = xstrdup(json_key(m));
+	mr->size = -1;
+	rc = json_read_object(m, model_fields, ARRAY_SIZE(model_fields), mr,
+			      where, 0);
+	if (rc == 0 && mr->sha256) {
+		if (!hash_is_sha256_hex(mr->sha256))
+			rc = error("%s.sha256 is not a SHA-256", where);
+		else
+			for (char *p = mr->sha256; *p; p++)
+				*p = (char)(*p | 0x20);
 	}
-	if (!jstr(r, "stdout") || !jstr(r, "variant"))
-		return error("%s: 'stdout' and 'variant' are required strings",
-			     where);
-	if (check_type(r, "argv", cJSON_IsArray, "an array", where) < 0 ||
-	    check_type(r, "env", cJSON_IsObject, "an object", where) < 0 ||
-	    check_type(r, "stderr", cJSON_IsString, "a string", where) < 0 ||
-	    check_type(r, "model", cJSON_IsString, "a string", where) < 0 ||
-	    check_type(r, "role", cJSON_IsString, "a string", where) < 0)
-		return -1;
-	if (load_expect(r, &expect, &nexpect, where) < 0)
-		return -1;
-	in->runs = xrealloc(in->runs, (in->nruns + 1) * sizeof(*ir));
-	ir = &in->runs[in->nruns++];
-	memset(ir, 0, sizeof(*ir));
-	buf_init(&ir->out, 0);
-	buf_init(&ir->err, 0);
-	buf_init(&ir->vdetail, 0);
-	v = cJSON_GetObjectItemCaseSensitive(r, "seq");
-	ir->seq = cJSON_IsNumber(v) ? v->valueint : (int)idx + 1;
-	ir->target = jdup(r, "target", "local");
-	ir->variant = jdup(r, "variant", NULL);
-	ir->role = jdup(r, "role", "other");
-	ir->model = jdup(r, "model", NULL);
-	ir->runtime = jdup(r, "runtime", "llama.cpp");
-	ir->argv_json = jprint(cJSON_GetObjectItemCaseSensitive(r, "argv"));
-	ir->env_json = jprint(cJSON_GetObjectItemCaseSensitive(r, "env"));
-	if (nexpect)
-		ir->expect_json = jprint(cJSON_GetObjectItemCaseSensitive(r,
-								  "expect"));
-	ir->stdout_name = jdup(r, "stdout", NULL);
-	ir->stderr_name = jdup(r, "stderr", NULL);
-	ir->error = jdup(r, "error", NULL);
-	v = cJSON_GetObjectItemCaseSensitive(r, "exit_code");
-	ir->exit_code = cJSON_IsNumber(v) ? v->valueint : -1;
-	v = cJSON_GetObjectItemCaseSensitive(r, "signal");
-	ir->signal = cJSON_IsNumber(v) ? v->valueint : 0;
-	ir->timed_out = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r,
-							      "timed_out"));
-	v = cJSON_GetObjectItemCaseSensitive(r, "wall_s");
-	ir->wall_s = cJSON_IsNumber(v) ? v->valuedouble : 0;
-	if (ir->model && in->nmodels && !find_model(in, ir->model)) {
-		free(expect);
-		return error("%s: model '%s' is not in 'models'", where,
-			     ir->model);
-	}
+	if (rc == 0 && !mr->label)
+		mr->label = xstrdup(mr->name);
+	free(where);
+	return rc;
+}
 
-	rc = read_member(in, ir->stdout_name, &ir->out, ir->stdout_sha,
-			 allow_tampered);
-	if (rc == 0 && ir->stderr_name)
-		rc = read_member(in, ir->stderr_name, &ir->err, ir->stderr_sha,
-				 allow_tampered);
-	if (rc < 0) {
-		free(expect);
-		return rc;
+/* One field of a record from its JSON value, by the field's type. */
+static int
+read_rec_field(const struct rec_field *f, const struct json *v, void *rec,
+	       const char *where)
+{
+	void *p = (char *)rec + f->offset;
+	int64_t i;
+	double x;
+
+	if (json_type(v) == JSON_NULL)
+		return 0;
+	switch (f->type) {
+	case REC_TEXT:
+		if (!json_str(v))
+			return error("%s.%s must be a string, not %s", where,
+				     f->key, json_type_name(v));
+		free(*(char **)p);
+		*(char **)p = xstrdup(json_str(v));
+		return 0;
+	case REC_INT:
+		if (json_int64(v, -2147483648LL, 2147483647LL, &i) < 0)
+			return error("%s.%s must be a whole number, not %s",
+				     where, f->key, json_type(v) == JSON_NUMBER ?
+				     "a fraction or out of range" :
+				     json_type_name(v));
+		*(int64_t *)p = i;
+		return 0;
+	case REC_REAL:
+		x = json_num(v);
+		if (!isfinite(x) || x < 0 || x > 1e9)
+			return error("%s.%s must be a number of seconds", where,
+				     f->key);
+		*(double *)p = x;
+		return 0;
+	case REC_BOOL:
+		if (json_bool(v) < 0)
+			return error("%s.%s must be true or false, not %s",
+				     where, f->key, json_type_name(v));
+		*(int64_t *)p = json_bool(v);
+		return 0;
+	case REC_JSON:
+		free(*(char **)p);
+		*(char **)p = json_print(v, 0);
+		return 0;
+	case REC_BLOB:
+		break;
 	}
-	if ((!strcmp(ir->runtime, "mlx-lm") ?
-	     mlx_parse(ir->out.buf, ir->out.len, ir->stdout_name, &ir->lb) :
-	     lb_parse(ir->out.buf, ir->out.len, ir->stdout_name, &ir->lb)) < 0) {
-		free(expect);
+	return error("%s.%s cannot be read from JSON", where, f->key);
+}
+
+/*
+ * Reads a JSON object into a record by its field table: unknown keys,
+ * duplicate keys and store-only fields are refused. `extra` names keys
+ * accepted and ignored (NULL-terminated), e.g. a session's "id".
+ */
+static int
+read_rec(const struct json *obj, const struct rec_field *fields, size_t n,
+	 void *rec, const char *where, const char *const *extra)
+{
+	const struct json *it;
+	size_t k;
+
+	if (json_type(obj) != JSON_OBJECT)
+		return error("%s must be an object, not %s", where,
+			     json_type_name(obj));
+	if (json_check_unique(obj, where) < 0)
 		return -1;
-	}
-	ir->caps_json = caps_parse(ir->err.buf, ir->err.len);
+	JSON_FOR_EACH(it, obj) {
+		const char *key = json_key(it);
+		const struct rec_field *f = rec_field_by_key(fields, n, key);
 
-	/* A recorded failure stays; a truncated output is incomplete. */
-	ir->status = jdup(r, "status", "ok");
-	if (!strcmp(ir->status, "ok") && ir->lb.incomplete) {
-		free(ir->status);
-		ir->status = xstrdup("incomplete");
+		for (k = 0; extra && extra[k] && strcmp(extra[k], key); k++)
+			;
+		if (extra && extra[k])
+			continue;
+		if (!f || (f->flags & REC_STORE_ONLY))
+			return error("%s: unknown key '%s'", where, key);
+		if (read_rec_field(f, it, rec, where) < 0)
+			return -1;
 	}
-	if (nexpect) {
-		int ok = caps_verify(ir->err.buf, ir->err.len, expect, nexpect,
-				     &ir->vdetail);
-		const char *was = jstr(r, "verification");
-
-		ir->verification = xstrdup(ok ? "verified" : "unverified");
-		if (ok) {
-			buf_adds(&ir->vdetail, "found");
-			for (k = 0; k < nexpect; k++)
-				buf_addf(&ir->vdetail, "%s'%s'", k ? ", " : " ",
-					 expect[k]);
-		}
-		/*
-		 * A run recorded as unverified for a reason the raw files do
-		 * not hold (a failed capability probe) is never upgraded.
-		 */
-		if (ok && was && !strcmp(was, "unverified")) {
-			free(ir->verification);
-			ir->verification = xstrdup("unverified");
-			buf_addf(&ir->vdetail, "; recorded as unverified: %s",
-				 jstr(r, "verification_detail") ?
-				 jstr(r, "verification_detail") : "no reason");
-		}
-	} else {
-		ir->verification = jdup(r, "verification", "not-required");
-		if (jstr(r, "verification_detail"))
-			buf_adds(&ir->vdetail, jstr(r, "verification_detail"));
-	}
-	free(expect);
+	for (k = 0; k < n; k++)
+		if ((fields[k].flags & REC_REQUIRED) &&
+		    json_type(json_get(obj, fields[k].key)) != JSON_STRING)
+			return error("%s: '%s' is required", where,
+				     fields[k].key);
 	return 0;
+}
+
+/* Checks the JSON-typed run fields: argv, env, expect, probe_expect. */
+static int
+check_run_json(const struct run_rec *r, const char *where)
+{
+	struct {
+		const char *key, *text;
+		enum json_type type;
+	} want[] = {
+		{ "argv", r->argv_json, JSON_ARRAY },
+		{ "env", r->env_json, JSON_OBJECT },
+		{ "expect", r->expect_json, JSON_ARRAY },
+		{ "probe_expect", r->probe_expect_json, JSON_OBJECT },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		struct json *v;
+		const struct json *it;
+		int bad = 0;
+
+		if (!want[i].text)
+			continue;
+		v = json_parse(want[i].text, strlen(want[i].text), where);
+		if (json_type(v) != want[i].type)
+			bad = 1;
+		JSON_FOR_EACH(it, v)
+			if (i < 2 ? (json_type(it) != JSON_STRING &&
+				     (i == 0 || json_type(it) != JSON_NULL)) :
+			    (i == 2 && json_type(it) != JSON_STRING))
+				bad = 1;
+		json_free(v);
+		if (bad)
+			return error("%s.%s must be %s", where, want[i].key,
+				     i == 0 ? "an array of strings" :
+				     i == 1 ? "an object of strings (or null "
+				     "for an unset variable)" :
+				     i == 2 ? "an array of marker strings" :
+				     "an object of expected probe values");
+	}
+	return 0;
+}
+
+static int
+read_run(struct reader *rd, struct session_data *d, const struct json *o,
+	 size_t idx, const char *name)
+{
+	struct run_data *rdata;
+	struct run_rec *r;
+	const struct model_rec *m;
+	char where[96], sha[65];
+	int rc;
+
+	snprintf(where, sizeof(where), "'%s': runs[%zu]", name, idx);
+	d->runs = xrealloc(d->runs, (d->nruns + 1) * sizeof(*rdata));
+	rdata = &d->runs[d->nruns++];
+	memset(rdata, 0, sizeof(*rdata));
+	r = &rdata->r;
+	r->seq = (int64_t)idx + 1;
+	r->exit_code = -1;
+	r->wall_s = NAN;
+	if (read_rec(o, runrec_fields, runrec_nfields, r, where, NULL) < 0 ||
+	    check_run_json(r, where) < 0)
+		return -1;
+	if (r->stdout_path && r->stderr_path &&
+	    !strcmp(r->stdout_path, r->stderr_path))
+		return error("%s: stdout and stderr name the same file '%s'",
+			     where, r->stdout_path);
+	m = session_model(d, r->model);
+	if (r->model && d->nmodels && !m)
+		return error("%s: model '%s' is not in 'models'", where,
+			     r->model);
+	if (m && !r->model_label)
+		r->model_label = xstrdup(m->label);
+	if (m && m->sha256 && !r->model_sha256)
+		r->model_sha256 = xstrdup(m->sha256);
+	rc = read_member(rd, r->stdout_path, &r->stdout_text, sha);
+	if (rc < 0)
+		return rc;
+	free(r->stdout_sha256);
+	r->stdout_sha256 = xstrdup(sha);
+	if (r->stderr_path) {
+		rc = read_member(rd, r->stderr_path, &r->stderr_text, sha);
+		if (rc < 0)
+			return rc;
+		free(r->stderr_sha256);
+		r->stderr_sha256 = xstrdup(sha);
+	}
+	if (r->probe_path) {
+		rc = read_member(rd, r->probe_path, &r->probe_text, sha);
+		if (rc < 0)
+			return rc;
+		free(r->probe_sha256);
+		r->probe_sha256 = xstrdup(sha);
+	}
+	return 0;
+}
+
+/*
+ * What the files say, and what the record claimed: a recorded
+ * "unverified" is never upgraded (its reason may be a probe run before
+ * shimbench kept probe outputs), and an "ok" that the output contradicts
+ * is downgraded.
+ */
+static int
+derive_run(struct run_data *rdata)
+{
+	struct run_rec *r = &rdata->r;
+	char *was = r->verification ? xstrdup(r->verification) : NULL;
+	char *was_detail = r->verification_detail ?
+		xstrdup(r->verification_detail) : NULL;
+	int ret = -1;
+
+	if (derive_results(rdata) < 0 || derive_verification(rdata) < 0)
+		goto cleanup;
+	if (was && !strcmp(was, "unverified") &&
+	    strcmp(r->verification, "unverified")) {
+		char *det = xstrfmt("%s; recorded as unverified: %s",
+				    r->verification_detail ?
+				    r->verification_detail : "",
+				    was_detail ? was_detail : "no reason given");
+		free(r->verification);
+		free(r->verification_detail);
+		r->verification = xstrdup("unverified");
+		r->verification_detail = det;
+	}
+	derive_status(rdata);
+	ret = 0;
+cleanup:
+	free(was);
+	free(was_detail);
+	return ret;
+}
+
+static const char *const session_extra[] = { "id", NULL };
+
+static int
+read_session(struct session_data *d, const struct json *o, const char *name)
+{
+	char *where = xstrfmt("'%s': session", name);
+	int rc = read_rec(o, sessionrec_fields, sessionrec_nfields, &d->s,
+			  where, session_extra);
+
+	if (rc == 0 && d->s.status && strcmp(d->s.status, "ok") &&
+	    strcmp(d->s.status, "failed") && strcmp(d->s.status, "interrupted"))
+		rc = error("%s.status '%s' is not ok, failed or interrupted",
+			   where, d->s.status);
+	if (rc == 0 && d->s.warnings_json &&
+	    d->s.warnings_json[0] != '[')
+		rc = error("%s.warnings must be an array", where);
+	free(where);
+	return rc;
 }
 
 static const char *const top_keys[] = {
@@ -521,76 +660,81 @@ static const char *const top_keys[] = {
 };
 
 static int
-load_json(struct ingest *in, const struct buf *text, const char *name,
-	  int is_bundle, int allow_tampered)
+check_top(const struct json *root, const char *name, int is_bundle)
 {
-	cJSON *root = cJSON_ParseWithLength(text->buf, text->len);
-	const cJSON *runs, *session, *v, *r;
-	size_t idx = 0, k;
-	int ret = -1;
+	const struct json *it;
+	const char *want = is_bundle ? "shimbench_bundle" : "shimbench_mapping";
+	int64_t v;
+	size_t k;
 
-	if (!root) {
-		error("'%s': not valid JSON (near byte %ld)", name,
-		      (long)(cJSON_GetErrorPtr() ?
-			     cJSON_GetErrorPtr() - text->buf : 0));
-		goto cleanup;
-	}
-	if (!cJSON_IsObject(root)) {
-		error("'%s': must be a JSON object", name);
-		goto cleanup;
-	}
-	cJSON_ArrayForEach(v, root) {
+	if (json_type(root) != JSON_OBJECT)
+		return error("'%s': must be a JSON object", name);
+	if (json_check_unique(root, name) < 0)
+		return -1;
+	JSON_FOR_EACH(it, root) {
 		for (k = 0; k < ARRAY_SIZE(top_keys); k++)
-			if (!strcmp(v->string, top_keys[k]))
+			if (!strcmp(json_key(it), top_keys[k]))
 				break;
-		if (k == ARRAY_SIZE(top_keys)) {
-			error("'%s': unknown key '%s'", name, v->string);
-			goto cleanup;
-		}
+		if (k == ARRAY_SIZE(top_keys))
+			return error("'%s': unknown key '%s'", name,
+				     json_key(it));
 	}
-	v = cJSON_GetObjectItemCaseSensitive(root, is_bundle ?
-					     "shimbench_bundle" :
-					     "shimbench_mapping");
-	if (!cJSON_IsNumber(v) || v->valueint != 1) {
-		error("'%s': expected \"%s\": 1", name, is_bundle ?
-		      "shimbench_bundle" : "shimbench_mapping");
+	if (json_int64(json_get(root, want), 1, 1, &v) < 0)
+		return error("'%s': expected \"%s\": 1", name, want);
+	if (!is_bundle && json_get(root, "session"))
+		return error("'%s': a mapping has no 'session' (that is a "
+			     "bundle.json)", name);
+	if (json_get(root, "label") && !json_get_str(root, "label"))
+		return error("'%s': 'label' must be a string", name);
+	return 0;
+}
+
+static int
+read_json(struct reader *rd, struct session_data *d, const char *text,
+	  size_t len, const char *name)
+{
+	struct json *root = json_parse(text, len, name);
+	const struct json *it, *runs;
+	size_t idx = 0;
+	int ret = -1, rc;
+
+	if (!root || check_top(root, name, rd->is_bundle) < 0)
+		goto cleanup;
+	if (json_get(root, "session") &&
+	    read_session(d, json_get(root, "session"), name) < 0)
+		goto cleanup;
+	if (json_get_str(root, "label")) {
+		free(d->s.label);
+		d->s.label = xstrdup(json_get_str(root, "label"));
+	}
+	it = json_get(root, "environments");
+	if (it && json_type(it) != JSON_OBJECT) {
+		error("'%s': 'environments' must be an object keyed by target",
+		      name);
 		goto cleanup;
 	}
-	if (jstr(root, "label"))
-		in->label = xstrdup(jstr(root, "label"));
-	session = cJSON_GetObjectItemCaseSensitive(root, "session");
-	if (session) {
-		if (!cJSON_IsObject(session)) {
-			error("'%s': 'session' must be an object", name);
-			goto cleanup;
-		}
-		in->started_at = jdup(session, "started_at", NULL);
-		in->status = jdup(session, "status", NULL);
-		in->plan_json = jprint(cJSON_GetObjectItemCaseSensitive(session,
-									"plan"));
-		if (!in->label)
-			in->label = jdup(session, "label", NULL);
-		v = cJSON_GetObjectItemCaseSensitive(session, "warnings");
-		if (cJSON_IsArray(v)) {
-			const cJSON *w;
-			cJSON_ArrayForEach(w, v)
-				if (cJSON_IsString(w))
-					warn_add(in, "%s", w->valuestring);
-		}
-	}
-	if (load_envs(in, cJSON_GetObjectItemCaseSensitive(root,
-							  "environments"),
-		      name) < 0 ||
-	    load_models(in, cJSON_GetObjectItemCaseSensitive(root, "models"),
-			name) < 0)
+	if (json_check_unique(it, name) < 0)
 		goto cleanup;
-	runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
-	if (!cJSON_IsArray(runs) || cJSON_GetArraySize(runs) == 0) {
+	JSON_FOR_EACH(it, json_get(root, "environments"))
+		if (read_env(d, it, name) < 0)
+			goto cleanup;
+	it = json_get(root, "models");
+	if (it && json_type(it) != JSON_OBJECT) {
+		error("'%s': 'models' must be an object", name);
+		goto cleanup;
+	}
+	if (json_check_unique(it, name) < 0)
+		goto cleanup;
+	JSON_FOR_EACH(it, json_get(root, "models"))
+		if (read_model(d, it, name) < 0)
+			goto cleanup;
+	runs = json_get(root, "runs");
+	if (json_type(runs) != JSON_ARRAY || !json_first(runs)) {
 		error("'%s': 'runs' must be a non-empty array", name);
 		goto cleanup;
 	}
-	cJSON_ArrayForEach(r, runs) {
-		int rc = load_run(in, r, idx++, allow_tampered);
+	JSON_FOR_EACH(it, runs) {
+		rc = read_run(rd, d, it, idx++, name);
 		if (rc < 0) {
 			ret = rc;
 			goto cleanup;
@@ -598,420 +742,472 @@ load_json(struct ingest *in, const struct buf *text, const char *name,
 	}
 	ret = 0;
 cleanup:
-	cJSON_Delete(root);
+	json_free(root);
 	return ret;
 }
 
-static int
-cmp_sum(const void *a, const void *b)
+/* The session's warnings: the bundle's own, then those of this import. */
+static void
+merge_warnings(struct session_data *d, const struct reader *rd)
 {
-	return strcmp(((const struct sum_entry *)a)->name,
-		      ((const struct sum_entry *)b)->name);
+	struct json *w = NULL;
+	struct buf b = BUF_INIT;
+	const struct json *it;
+
+	if (d->s.warnings_json)
+		w = json_parse(d->s.warnings_json, strlen(d->s.warnings_json),
+			       NULL);
+	buf_addch(&b, '[');
+	JSON_FOR_EACH(it, w) {
+		if (b.len > 1)
+			buf_addch(&b, ',');
+		json_quote(&b, json_str(it) ? json_str(it) : "");
+	}
+	if (rd->warnings.len) {
+		if (b.len > 1)
+			buf_addch(&b, ',');
+		buf_add(&b, rd->warnings.buf, rd->warnings.len);
+	}
+	buf_addch(&b, ']');
+	json_free(w);
+	free(d->s.warnings_json);
+	d->s.warnings_json = b.len > 2 ? buf_detach(&b, NULL) : NULL;
+	buf_release(&b);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+bundle_content_hash(const struct session_data *d, char hex[65])
+{
+	char **lines = xcalloc(d->nruns + 1, sizeof(char *));
+	struct buf all = BUF_INIT;
+	size_t i, n = 0;
+
+	for (i = 0; i < d->nruns; i++) {
+		const struct run_rec *r = &d->runs[i].r;
+		struct buf b = BUF_INIT;
+
+		if (!r->stdout_sha256)
+			continue;
+		buf_addf(&b, "run %s %s %s", r->stdout_sha256,
+			 r->stderr_sha256 ? r->stderr_sha256 : "-",
+			 r->probe_sha256 ? r->probe_sha256 : "-");
+		json_quote(&b, r->target);
+		json_quote(&b, r->variant);
+		json_quote(&b, r->role);
+		json_quote(&b, r->model);
+		json_quote(&b, r->runtime);
+		lines[n++] = buf_detach(&b, NULL);
+	}
+	qsort(lines, n, sizeof(char *), cmp_str);
+	buf_adds(&all, "shimbench content 1\n");
+	for (i = 0; i < n; i++) {
+		buf_adds(&all, lines[i]);
+		buf_addch(&all, '\n');
+		free(lines[i]);
+	}
+	free(lines);
+	hash_buf_sha256(all.buf, all.len, hex);
+	buf_release(&all);
 }
 
 int
-bundle_load(const char *dir, const char *mapping, int allow_tampered,
-	    struct ingest **out)
+bundle_read(const char *dir, const char *mapping, unsigned flags,
+	    struct session_data *d)
 {
-	struct ingest *in = xcalloc(1, sizeof(*in));
-	struct buf text = BUF_INIT, content = BUF_INIT;
-	char sha[65];
+	struct reader rd = { .dirfd = -1 };
+	struct rec_blob text = { 0 };
+	char sha[65], hex[65], now[21];
 	size_t i;
-	int rc;
+	int rc = -1, fd;
 
-	*out = NULL;
-	in->dir = xstrdup(dir);
-	buf_init(&in->warnings, 0);
-	buf_adds(&in->warnings, "[]");
-	if (!dir_exists(dir)) {
-		rc = error("'%s' is not a directory", dir);
-		goto fail;
+	memset(d, 0, sizeof(*d));
+	rd.dir = dir;
+	rd.flags = flags;
+	rd.is_bundle = mapping == NULL;
+	rd.dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rd.dirfd < 0) {
+		error("'%s' is not a directory: %s", dir, strerror(errno));
+		goto out;
 	}
-	rc = verify_sums(in, allow_tampered);
-	if (rc < 0)
-		goto fail;
+	if ((rc = load_sums(&rd)) < 0)
+		goto out;
 	if (mapping) {
-		rc = buf_read_file(&text, mapping);
-		if (rc == 0)
-			rc = load_json(in, &text, mapping, 0, allow_tampered);
-		buf_adds(&content, "mapping\n");
-		buf_add(&content, text.buf, text.len);
-	} else {
-		char *bj = path_in(in, "bundle.json");
-		if (!file_exists(bj)) {
-			free(bj);
-			rc = error("'%s' has no bundle.json; for raw "
-				   "llama-bench files give --mapping FILE",
-				   dir);
-			goto fail;
+		fd = open(mapping, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0) {
+			rc = error("cannot open mapping '%s': %s", mapping,
+				   strerror(errno));
+			goto out;
 		}
-		free(bj);
-		rc = read_member(in, "bundle.json", &text, sha, allow_tampered);
+		rc = read_fd(mapping, fd, &text);
+		close(fd);
 		if (rc == 0)
-			rc = load_json(in, &text, "bundle.json", 1,
-				       allow_tampered);
+			rc = read_json(&rd, d, text.p, text.n, mapping);
+	} else {
+		struct stat st;
+		if (fstatat(rd.dirfd, "bundle.json", &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			rc = error("'%s' has no bundle.json; for raw llama-bench "
+				   "files give --mapping FILE", dir);
+			goto out;
+		}
+		rc = read_member(&rd, "bundle.json", &text, sha);
+		if (rc == 0)
+			rc = read_json(&rd, d, text.p, text.n, "bundle.json");
 	}
+	for (i = 0; rc == 0 && i < d->nruns; i++)
+		rc = derive_run(&d->runs[i]);
+	if (rc == 0)
+		rc = check_listed(&rd);
 	if (rc < 0)
-		goto fail;
-	/* Identity of the content: what the files really hold. */
-	qsort(in->sums, in->nsums, sizeof(*in->sums), cmp_sum);
-	for (i = 0; i < in->nsums; i++)
-		buf_addf(&content, "%s  %s\n", in->sums[i].actual,
-			 in->sums[i].name);
-	for (i = 0; i < in->nruns; i++)
-		buf_addf(&content, "run %s %s\n", in->runs[i].stdout_sha,
-			 in->runs[i].stderr_name ? in->runs[i].stderr_sha : "");
-	hash_buf_sha256(content.buf, content.len, in->content_hash);
-	buf_release(&text);
-	buf_release(&content);
-	*out = in;
-	return 0;
-fail:
-	buf_release(&text);
-	buf_release(&content);
-	bundle_free(in);
+		goto out;
+	free(d->s.kind);
+	d->s.kind = xstrdup("import");
+	if (!d->s.status)
+		d->s.status = xstrdup("ok");
+	if (!d->s.started_at) {
+		utc_now(now);
+		d->s.started_at = xstrdup(now);
+	}
+	free(d->s.source);
+	d->s.source = xstrdup(dir);
+	d->s.tampered = rd.tampered;
+	merge_warnings(d, &rd);
+	bundle_content_hash(d, hex);
+	free(d->s.content_hash);
+	d->s.content_hash = xstrdup(hex);
+	rc = 0;
+out:
+	if (rc < 0)
+		session_data_release(d);
+	if (rd.dirfd >= 0)
+		close(rd.dirfd);
+	free(text.p);
+	free(rd.read);
+	sums_release(&rd.sums);
+	buf_release(&rd.warnings);
 	return rc;
 }
 
-void
-bundle_free(struct ingest *in)
+/* ---- writing ---------------------------------------------------------------- */
+
+struct written {
+	char *name;
+	char sha[65];
+};
+
+struct writer {
+	const char *dir;
+	unsigned flags;
+	struct written *w;
+	size_t n;
+};
+
+static const struct written *
+find_written(const struct writer *wr, const char *name)
 {
 	size_t i;
 
-	if (!in)
-		return;
-	for (i = 0; i < in->nruns; i++) {
-		struct in_run *r = &in->runs[i];
-		free(r->target);
-		free(r->variant);
-		free(r->role);
-		free(r->model);
-		free(r->runtime);
-		free(r->argv_json);
-		free(r->env_json);
-		free(r->expect_json);
-		free(r->stdout_name);
-		free(r->stderr_name);
-		buf_release(&r->out);
-		buf_release(&r->err);
-		lb_output_release(&r->lb);
-		free(r->caps_json);
-		free(r->status);
-		free(r->verification);
-		free(r->error);
-		buf_release(&r->vdetail);
-	}
-	for (i = 0; i < in->nmodels; i++) {
-		free(in->models[i].name);
-		free(in->models[i].label);
-		free(in->models[i].sha256);
-		free(in->models[i].file);
-		free(in->models[i].facts_json);
-	}
-	for (i = 0; i < in->nenvs; i++) {
-		free(in->envs[i].target);
-		free(in->envs[i].fingerprint_json);
-	}
-	for (i = 0; i < in->nsums; i++)
-		free(in->sums[i].name);
-	free(in->sums);
-	free(in->runs);
-	free(in->models);
-	free(in->envs);
-	free(in->dir);
-	free(in->label);
-	free(in->started_at);
-	free(in->status);
-	free(in->plan_json);
-	buf_release(&in->warnings);
-	free(in);
+	for (i = 0; i < wr->n; i++)
+		if (!strcmp(wr->w[i].name, name))
+			return &wr->w[i];
+	return NULL;
 }
-
-void
-bundle_counts(const struct ingest *in, int *runs, int *results, int *samples,
-	      int *unverified)
-{
-	size_t i, j;
-
-	*runs = (int)in->nruns;
-	*results = *samples = *unverified = 0;
-	for (i = 0; i < in->nruns; i++) {
-		*results += (int)in->runs[i].lb.n;
-		for (j = 0; j < in->runs[i].lb.n; j++)
-			*samples += (int)in->runs[i].lb.rows[j].n_samples;
-		*unverified += !strcmp(in->runs[i].verification, "unverified");
-	}
-}
-
-int
-bundle_tampered(const struct ingest *in)
-{
-	return in->tampered;
-}
-
-/* Stored texts are capped; the bundle files keep everything. */
-#define TEXT_CAP (8u << 20)
-
-static char *
-capped(const struct buf *b)
-{
-	return xstrndup(b->buf, b->len < TEXT_CAP ? b->len : TEXT_CAP);
-}
-
-int
-bundle_store(const struct ingest *in, struct store *s, const char *label,
-	     int64_t *session_id, int *already)
-{
-	struct session_rec sr = { 0 };
-	int64_t sid, *env_ids = NULL, *model_ids = NULL;
-	char now[21];
-	size_t i, j;
-	int rc, ret = -1;
-
-	*already = 0;
-	rc = store_session_find_hash(s, in->content_hash, session_id);
-	if (rc != 0) {
-		*already = rc == 1;
-		return rc == 1 ? 0 : -1;
-	}
-	utc_now(now);
-	sr.kind = "import";
-	sr.started_at = in->started_at ? in->started_at : now;
-	sr.status = "importing";
-	sr.source = in->dir;
-	sr.content_hash = in->content_hash;
-	sr.tampered = in->tampered;
-	sr.plan_json = in->plan_json;
-	sr.warnings_json = in->warnings.len > 2 ? in->warnings.buf : NULL;
-	sr.label = label ? label : in->label;
-
-	/* Session, environments and artifacts: one transaction. */
-	if (store_begin(s) < 0)
-		return -1;
-	env_ids = xcalloc(in->nenvs + 1, sizeof(int64_t));
-	model_ids = xcalloc(in->nmodels + 1, sizeof(int64_t));
-	if (store_session_add(s, &sr, &sid) < 0)
-		goto fail;
-	for (i = 0; i < in->nenvs; i++) {
-		char id[65], base[65];
-		if (fingerprint_identity(in->envs[i].fingerprint_json, id,
-					 base) < 0 ||
-		    store_environment_add(s, sid, in->envs[i].target,
-					  in->envs[i].fingerprint_json, id,
-					  base, &env_ids[i]) < 0)
-			goto fail;
-	}
-	for (i = 0; i < in->nmodels; i++) {
-		const struct in_model *m = &in->models[i];
-		if (m->sha256 &&
-		    store_artifact_add(s, m->sha256, "model", m->file, m->size,
-				       m->facts_json, &model_ids[i]) < 0)
-			goto fail;
-	}
-	if (store_commit(s) < 0)
-		goto out;
-
-	/* One transaction per run. */
-	for (i = 0; i < in->nruns; i++) {
-		const struct in_run *r = &in->runs[i];
-		const struct in_model *m = find_model(in, r->model);
-		struct run_rec rr = { 0 };
-		char *out_text = capped(&r->out), *err_text = capped(&r->err);
-		int64_t run_id;
-
-		rr.session_id = sid;
-		for (j = 0; j < in->nenvs; j++)
-			if (!strcmp(in->envs[j].target, r->target))
-				rr.environment_id = env_ids[j];
-		if (m)
-			rr.artifact_id = model_ids[m - in->models];
-		rr.target = r->target;
-		rr.variant = r->variant;
-		rr.role = r->role;
-		rr.model = r->model;
-		rr.model_label = m ? m->label : r->model;
-		rr.runtime = r->runtime;
-		rr.seq = r->seq;
-		rr.argv_json = r->argv_json;
-		rr.env_json = r->env_json;
-		rr.status = r->status;
-		rr.exit_code = r->exit_code;
-		rr.signal = r->signal;
-		rr.timed_out = r->timed_out;
-		rr.wall_s = r->wall_s;
-		rr.stdout_path = r->stdout_name;
-		rr.stderr_path = r->stderr_name;
-		rr.stdout_sha256 = r->stdout_sha;
-		rr.stderr_sha256 = r->stderr_name ? r->stderr_sha : NULL;
-		rr.stdout_text = out_text;
-		rr.stderr_text = r->stderr_name ? err_text : NULL;
-		rr.capabilities_json = r->caps_json;
-		rr.expect_json = r->expect_json;
-		rr.verification = r->verification;
-		rr.verification_detail = r->vdetail.len ? r->vdetail.buf : NULL;
-		rr.error = r->error;
-		rc = store_begin(s);
-		if (rc == 0)
-			rc = store_run_add(s, &rr, &run_id);
-		for (j = 0; rc == 0 && j < r->lb.n; j++)
-			rc = store_result_add(s, run_id, (int)j, &r->lb.rows[j],
-					      NULL);
-		free(out_text);
-		free(err_text);
-		if (rc < 0 || store_commit(s) < 0) {
-			store_rollback(s);
-			store_session_finish(s, sid, "failed");
-			goto out;
-		}
-	}
-	if (store_session_finish(s, sid, "ok") < 0)
-		goto out;
-	*session_id = sid;
-	ret = 0;
-	goto out;
-fail:
-	store_rollback(s);
-out:
-	free(env_ids);
-	free(model_ids);
-	return ret;
-}
-
-struct export_ctx {
-	const char *dir;
-	struct buf sums;
-	int failed;
-};
 
 /*
- * Writes one raw file of the session. A file already in the directory
- * with the recorded SHA-256 (the run engine streamed it there) is kept;
- * otherwise the stored text is written when it is complete.
+ * Writes one member (through a temporary file and rename), unless the
+ * same bytes are already there. want_sha, when set, is the SHA-256 the
+ * data must have: a stored copy that does not match is never written.
  */
 static int
-export_file(void *vctx, const char *name, const char *sha, const char *text,
-	    size_t len)
+write_member(struct writer *wr, const char *name, const char *data,
+	     size_t len, const char *want_sha)
 {
-	struct export_ctx *ctx = vctx;
-	char have[65], *path, *slash;
-	int ret = 0;
-
-	if (!safe_name(name))
-		return error("stored file name '%s' is not safe to export",
-			     name);
-	path = xstrfmt("%s/%s", ctx->dir, name);
-	slash = strrchr(path, '/');
-	*slash = '\0';
-	if (mkdir_p(path) < 0) {
-		free(path);
-		return -1;
-	}
-	*slash = '/';
-	if (file_exists(path) && hash_file_sha256(path, have) == 0 &&
-	    !strcmp(have, sha))
-		goto done;
-	hash_buf_sha256(text, len, have);
-	if (*sha && strcmp(have, sha)) {
-		warning("'%s': the stored copy is truncated; the bundle holds "
-			"what the store has", name);
-	}
-	ret = write_file_atomic(path, text, len);
-done:
-	free(path);
-	return ret;
-}
-
-static int
-add_sum(struct export_ctx *ctx, const char *name)
-{
-	char sha[65], *path = xstrfmt("%s/%s", ctx->dir, name);
-	int ret = hash_file_sha256(path, sha);
-
-	free(path);
-	if (ret == 0)
-		buf_addf(&ctx->sums, "%s  %s\n", sha, name);
-	return ret;
-}
-
-static int
-sum_file(void *vctx, const char *name, const char *sha, const char *text,
-	 size_t len)
-{
-	(void)sha;
-	(void)text;
-	(void)len;
-	return add_sum(vctx, name);
-}
-
-int
-bundle_export(struct store *s, int64_t session_id, const char *dir)
-{
-	struct export_ctx ctx = { dir, BUF_INIT, 0 };
-	struct buf json = BUF_INIT, text = BUF_INIT, readme = BUF_INIT;
-	struct selection sel = { 0 };
-	struct report rep = { 0 };
-	cJSON *root = NULL;
-	char *pretty = NULL, *path = NULL, sid[32];
+	const struct written *prev = find_written(wr, name);
+	char sha[65], have[65], *path, *slash;
 	int ret = -1;
 
-	if (mkdir_p(dir) < 0)
-		return -1;
-	if (store_session_bundle_json(s, session_id, &json) < 0)
-		goto cleanup;
-	root = cJSON_Parse(json.buf);
-	pretty = root ? cJSON_Print(root) : NULL;
-	if (!pretty) {
-		error("cannot format bundle.json for session %lld",
-		      (long long)session_id);
-		goto cleanup;
+	if (!safe_name(name))
+		return error("file name '%s' is not safe to write into a bundle",
+			     name);
+	hash_buf_sha256(data, len, sha);
+	if (want_sha && strcasecmp(want_sha, sha))
+		return error("the stored copy of '%s' (%zu bytes) does not match "
+			     "its recorded SHA-256 %s; refusing to write a "
+			     "truncated or altered file", name, len, want_sha);
+	if (prev) {
+		if (strcmp(prev->sha, sha))
+			return error("two different files would be '%s'", name);
+		return 0;
 	}
-	if (store_session_files(s, session_id, export_file, &ctx) != 0)
+	path = xstrfmt("%s/%s", wr->dir, name);
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	if (mkdir_p(path) < 0)
 		goto cleanup;
-	buf_adds(&text, pretty);
-	buf_addch(&text, '\n');
-	path = xstrfmt("%s/bundle.json", dir);
-	if (write_file_atomic(path, text.buf, text.len) < 0)
+	*slash = '/';
+	if (!(file_exists(path) && hash_file_sha256(path, have) == 0 &&
+	      !strcmp(have, sha)) &&
+	    write_file_atomic(path, data, len) < 0)
 		goto cleanup;
-
-	snprintf(sid, sizeof(sid), "session=%lld", (long long)session_id);
-	if (selection_parse(sid, &sel) < 0 || report_build(s, &sel, &rep) < 0)
-		goto cleanup;
-	buf_reset(&text);
-	report_render(&rep, "csv", &text);
-	free(path);
-	path = xstrfmt("%s/results.csv", dir);
-	if (write_file_atomic(path, text.buf, text.len) < 0)
-		goto cleanup;
-	buf_addf(&readme, "# shimbench evidence bundle: session %lld\n\n",
-		 (long long)session_id);
-	buf_adds(&readme, "Raw llama-bench output (jsonl) and stderr per "
-		 "process, bundle.json (plan, fingerprints, artifacts, runs), "
-		 "results.csv; SHA256SUMS covers every other file. Import "
-		 "with `shimbench import DIR`.\n\n");
-	report_render(&rep, "md", &readme);
-	free(path);
-	path = xstrfmt("%s/README.md", dir);
-	if (write_file_atomic(path, readme.buf, readme.len) < 0)
-		goto cleanup;
-
-	if (add_sum(&ctx, "README.md") < 0 || add_sum(&ctx, "bundle.json") < 0 ||
-	    add_sum(&ctx, "results.csv") < 0 ||
-	    store_session_files(s, session_id, sum_file, &ctx) != 0)
-		goto cleanup;
-	free(path);
-	path = xstrfmt("%s/SHA256SUMS", dir);
-	if (write_file_atomic(path, ctx.sums.buf, ctx.sums.len) < 0)
-		goto cleanup;
+	wr->w = xrealloc(wr->w, (wr->n + 1) * sizeof(*wr->w));
+	wr->w[wr->n].name = xstrdup(name);
+	memcpy(wr->w[wr->n].sha, sha, 65);
+	wr->n++;
 	ret = 0;
 cleanup:
 	free(path);
-	cJSON_free(pretty);
-	cJSON_Delete(root);
-	buf_release(&json);
+	return ret;
+}
+
+static int
+write_raw(struct writer *wr, const char *name, const struct rec_blob *b,
+	  const char *sha)
+{
+	if (!name)
+		return 0;
+	if (!b->p)
+		return error("the store has no copy of '%s'; cannot write it",
+			     name);
+	return write_member(wr, name, b->p, b->n, sha);
+}
+
+/* 1 when name is one of the session's raw files. */
+static int
+is_run_file(const struct session_data *d, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < d->nruns; i++) {
+		const struct run_rec *r = &d->runs[i].r;
+		if ((r->stdout_path && !strcmp(r->stdout_path, name)) ||
+		    (r->stderr_path && !strcmp(r->stderr_path, name)) ||
+		    (r->probe_path && !strcmp(r->probe_path, name)))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A bundle goes into a new or empty directory, or (KEEP_RUN_FILES) one
+ * that holds only this session's raw files under runs/.
+ */
+static int
+check_target(const char *dir, const struct session_data *d, unsigned flags)
+{
+	DIR *dh = opendir(dir), *rh;
+	struct dirent *e;
+	char *runs, *name;
+	int ret = 0;
+
+	if (!dh)
+		return errno == ENOENT ? 0 :
+			error("cannot open '%s': %s", dir, strerror(errno));
+	while (ret == 0 && (e = readdir(dh))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (flags & BUNDLE_FORCE)
+			break;
+		if (!(flags & BUNDLE_KEEP_RUN_FILES) ||
+		    strcmp(e->d_name, "runs")) {
+			ret = error("'%s' is not empty ('%s'); refusing to mix "
+				    "files of another bundle in (give a new "
+				    "directory)", dir, e->d_name);
+			break;
+		}
+		runs = xstrfmt("%s/runs", dir);
+		rh = opendir(runs);
+		while (ret == 0 && rh && (e = readdir(rh))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			name = xstrfmt("runs/%s", e->d_name);
+			if (!is_run_file(d, name))
+				ret = error("'%s/%s' is not a file of this "
+					    "session; refusing to mix it into "
+					    "the bundle", dir, name);
+			free(name);
+		}
+		if (rh)
+			closedir(rh);
+		free(runs);
+		break;
+	}
+	closedir(dh);
+	return ret;
+}
+
+/* The keys of a record that bundles carry, by its field table. */
+static void
+write_rec(struct jw *w, const struct rec_field *fields, size_t n,
+	  const void *rec)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct rec_field *f = &fields[i];
+		const void *p = (const char *)rec + f->offset;
+		int64_t v;
+
+		if (!f->key || (f->flags & REC_STORE_ONLY))
+			continue;
+		switch (f->type) {
+		case REC_TEXT:
+			if (*(char *const *)p)
+				jw_kstr(w, f->key, *(char *const *)p);
+			break;
+		case REC_JSON:
+			if (*(char *const *)p) {
+				jw_key(w, f->key);
+				if (jw_raw(w, *(char *const *)p) < 0)
+					jw_null(w);
+			}
+			break;
+		case REC_INT:
+			v = *(const int64_t *)p;
+			if (!((f->flags & REC_NEG_NULL) && v < 0) &&
+			    !((f->flags & REC_ZERO_NULL) && v == 0))
+				jw_kint(w, f->key, v);
+			break;
+		case REC_BOOL:
+			jw_kbool(w, f->key, *(const int64_t *)p != 0);
+			break;
+		case REC_REAL:
+			if (isfinite(*(const double *)p))
+				jw_knum(w, f->key, *(const double *)p);
+			break;
+		case REC_BLOB:
+			break;
+		}
+	}
+}
+
+static void
+bundle_json(const struct session_data *d, struct buf *out)
+{
+	struct jw w;
+	size_t i;
+
+	jw_init(&w, out, 1);
+	jw_object(&w);
+	jw_kint(&w, "shimbench_bundle", 1);
+	if (d->s.label)
+		jw_kstr(&w, "label", d->s.label);
+	jw_key(&w, "session");
+	jw_object(&w);
+	jw_kint(&w, "id", d->s.id);
+	write_rec(&w, sessionrec_fields, sessionrec_nfields, &d->s);
+	jw_end(&w);
+	jw_key(&w, "environments");
+	jw_object(&w);
+	for (i = 0; i < d->nenvs; i++) {
+		jw_key(&w, d->envs[i].target);
+		if (jw_raw(&w, d->envs[i].fingerprint_json) < 0) {
+			jw_object(&w);
+			jw_end(&w);
+		}
+	}
+	jw_end(&w);
+	jw_key(&w, "models");
+	jw_object(&w);
+	for (i = 0; i < d->nmodels; i++) {
+		const struct model_rec *m = &d->models[i];
+
+		jw_key(&w, m->name);
+		jw_object(&w);
+		jw_kstr(&w, "label", m->label ? m->label : m->name);
+		if (m->sha256)
+			jw_kstr(&w, "sha256", m->sha256);
+		if (m->file)
+			jw_kstr(&w, "file", m->file);
+		if (m->size >= 0)
+			jw_kint(&w, "size", m->size);
+		if (m->facts_json) {
+			jw_key(&w, "facts");
+			if (jw_raw(&w, m->facts_json) < 0)
+				jw_null(&w);
+		}
+		jw_end(&w);
+	}
+	jw_end(&w);
+	jw_key(&w, "runs");
+	jw_array(&w);
+	for (i = 0; i < d->nruns; i++) {
+		jw_object(&w);
+		write_rec(&w, runrec_fields, runrec_nfields, &d->runs[i].r);
+		jw_end(&w);
+	}
+	jw_end(&w);
+	jw_end(&w);
+	buf_addch(out, '\n');
+}
+
+static int
+cmp_written(const void *a, const void *b)
+{
+	return strcmp(((const struct written *)a)->name,
+		      ((const struct written *)b)->name);
+}
+
+int
+bundle_write(const char *dir, const struct session_data *d,
+	     const struct bundle_tables *t, unsigned flags)
+{
+	struct writer wr = { dir, flags, NULL, 0 };
+	struct buf text = BUF_INIT;
+	char *sums = xstrfmt("%s/SHA256SUMS", dir);
+	size_t i;
+	int ret = -1;
+
+	if (check_target(dir, d, flags) < 0 || mkdir_p(dir) < 0)
+		goto cleanup;
+	/* A stale SHA256SUMS would vouch for a half-written directory. */
+	if (unlink(sums) < 0 && errno != ENOENT) {
+		error("cannot remove '%s': %s", sums, strerror(errno));
+		goto cleanup;
+	}
+	for (i = 0; i < d->nruns; i++) {
+		const struct run_rec *r = &d->runs[i].r;
+
+		if (write_raw(&wr, r->stdout_path, &r->stdout_text,
+			      r->stdout_sha256) < 0 ||
+		    write_raw(&wr, r->stderr_path, &r->stderr_text,
+			      r->stderr_sha256) < 0 ||
+		    write_raw(&wr, r->probe_path, &r->probe_text,
+			      r->probe_sha256) < 0)
+			goto cleanup;
+	}
+	bundle_json(d, &text);
+	if (write_member(&wr, "bundle.json", text.buf, text.len, NULL) < 0)
+		goto cleanup;
+	buf_reset(&text);
+	buf_adds(&text, t && t->results_csv ? t->results_csv : "");
+	if (write_member(&wr, "results.csv", text.buf, text.len, NULL) < 0)
+		goto cleanup;
+	buf_reset(&text);
+	buf_addf(&text, "# shimbench evidence bundle: session %lld\n\n"
+		 "Raw llama-bench output (jsonl) and stderr per process, "
+		 "bundle.json (plan, fingerprints, artifacts, runs), "
+		 "results.csv; SHA256SUMS covers every other file. Import "
+		 "with `shimbench import DIR`.\n\n", (long long)d->s.id);
+	buf_adds(&text, t && t->readme_md ? t->readme_md : "");
+	if (write_member(&wr, "README.md", text.buf, text.len, NULL) < 0)
+		goto cleanup;
+	qsort(wr.w, wr.n, sizeof(*wr.w), cmp_written);
+	buf_reset(&text);
+	for (i = 0; i < wr.n; i++)
+		buf_addf(&text, "%s  %s\n", wr.w[i].sha, wr.w[i].name);
+	if (write_file_atomic(sums, text.buf, text.len) < 0)
+		goto cleanup;
+	ret = 0;
+cleanup:
+	for (i = 0; i < wr.n; i++)
+		free(wr.w[i].name);
+	free(wr.w);
+	free(sums);
 	buf_release(&text);
-	buf_release(&readme);
-	buf_release(&ctx.sums);
-	report_release(&rep);
-	selection_free(&sel);
 	return ret;
 }

@@ -1,47 +1,79 @@
-#ifndef BUNDLE_H
-#define BUNDLE_H
+#ifndef EVIDENCE_BUNDLE_H
+#define EVIDENCE_BUNDLE_H
 
 /*
- * Evidence bundles: loading (the project's own bundle.json layout, or a
- * directory of raw llama-bench files plus a mapping file), verifying
- * SHA256SUMS, storing, and exporting a stored session as a bundle.
- * The formats are documented in README.md.
+ * Evidence bundles, both ways: the names of a run's raw files inside a
+ * bundle, reading a bundle (bundle.json) or a raw evidence directory (raw
+ * llama-bench / MLX-LM files plus a mapping file) into a session_data,
+ * and writing a session_data as a bundle. The store is not involved here:
+ * store_session_save() and store_session_load() are the other half.
+ * The formats are documented in docs/formats.md.
+ *
+ * Every file is read once, from inside the directory only (no symbolic
+ * links, no FIFOs or devices), hashed and parsed from the same bytes.
  */
 
-#include <stdint.h>
+#include <stddef.h>
 
-struct store;
-struct ingest;
+struct session_data;
+struct buf;
+
+/* The bundle-relative names of the raw files of run `seq` (caller frees). */
+void bundle_run_paths(int seq, const char *variant, const char *model,
+		      char **stdout_rel, char **stderr_rel);
+/* The bundle-relative name of a variant's capability probe output. */
+char *bundle_probe_path(const char *variant);
+
+enum {
+	BUNDLE_ALLOW_TAMPERED = 1 << 0,   /* load despite checksum failures;
+					     the session is marked tampered */
+};
 
 /*
- * Loads dir: verifies SHA256SUMS first, then reads the bundle.json (or the
- * mapping file when mapping is not NULL) and parses every raw file.
- * Nothing is stored. Returns 0; -1 with error() for bad input; -2 when a
- * checksum is wrong or a file is not covered by SHA256SUMS (unless
- * allow_tampered, which loads and marks the ingest tampered).
+ * Reads dir into d (zeroed first): SHA256SUMS, then bundle.json (or the
+ * mapping file when mapping is not NULL), then every raw file it names.
+ * For a bundle, every file SHA256SUMS lists must be present and match;
+ * for a raw directory, every file read must be listed and match, and
+ * listed files that are absent are named in a warning. Verification,
+ * capabilities and statuses are derived from the raw files (derive.h).
+ * d->s.content_hash identifies the content (bundle_content_hash()).
+ * Returns 0; -1 after error() for bad input; -2 after error() when a
+ * checksum fails or a file is not covered (unless BUNDLE_ALLOW_TAMPERED,
+ * which loads, warns and sets d->s.tampered).
  */
-int bundle_load(const char *dir, const char *mapping, int allow_tampered,
-		struct ingest **out);
-void bundle_free(struct ingest *in);
-
-/* Counts for messages. */
-void bundle_counts(const struct ingest *in, int *runs, int *results,
-		   int *samples, int *unverified);
-int bundle_tampered(const struct ingest *in);
-
-/*
- * Stores a loaded ingest as one session, one transaction per run. Sets
- * *already (and *session_id) when identical content was imported before;
- * then nothing is stored. 0, or -1 with error().
- */
-int bundle_store(const struct ingest *in, struct store *s,
-		 const char *label, int64_t *session_id, int *already);
+int bundle_read(const char *dir, const char *mapping, unsigned flags,
+		struct session_data *d);
 
 /*
- * Writes session_id of the store as a bundle into dir (created): raw
- * jsonl/stderr per run, bundle.json, results.csv, README.md with the
- * tables, SHA256SUMS over every other file. 0, or -1 with error().
+ * The identity of a session's evidence: SHA-256 over its runs' raw file
+ * hashes and their meaning (target, variant, role, model, runtime),
+ * independent of run order and of how a mapping is formatted. Runs
+ * without a stdout hash do not count. hex gets 64 characters + NUL.
  */
-int bundle_export(struct store *s, int64_t session_id, const char *dir);
+void bundle_content_hash(const struct session_data *d, char hex[65]);
+
+/* What a bundle's README.md and results.csv hold (rendered by the caller). */
+struct bundle_tables {
+	const char *readme_md;     /* the report tables, Markdown */
+	const char *results_csv;   /* the report in results.csv columns */
+};
+
+enum {
+	BUNDLE_KEEP_RUN_FILES = 1 << 0,  /* dir holds raw files the run wrote */
+	BUNDLE_FORCE = 1 << 1,           /* write into a non-empty dir */
+};
+
+/*
+ * Writes d as a bundle into dir: raw files from d's stored copies (a file
+ * already there with the recorded SHA-256 is kept), bundle.json,
+ * results.csv, README.md, and SHA256SUMS last, over every other file. A
+ * non-empty dir is refused unless BUNDLE_FORCE, or unless it holds only
+ * this session's raw files and BUNDLE_KEEP_RUN_FILES. A stored copy that
+ * does not match its recorded SHA-256 is an error, never written. 0, or -1
+ * after error(); a failed write leaves no SHA256SUMS, so the directory is
+ * never taken for a complete bundle.
+ */
+int bundle_write(const char *dir, const struct session_data *d,
+		 const struct bundle_tables *t, unsigned flags);
 
 #endif

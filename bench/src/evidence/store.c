@@ -3,6 +3,7 @@
 #include "evidence/llamabench.h"
 #include "base/util.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,23 +18,17 @@ struct store {
 	sqlite3 *db;
 	char *path;
 	int nErr;
+	int in_tx;              /* inside store_begin() .. commit/rollback */
 };
 
-/* Schema migrations, applied in order; user_version = index reached. */
+/*
+ * Schema migrations, applied in order; user_version = index reached.
+ * The sessions and runs tables are not spelled here: migrate() creates
+ * them from their field tables (runrec.c) at version 1 and adds the
+ * columns of later versions.
+ */
 static const char *const migrations[] = {
-	/* 1: the initial schema */
-	"CREATE TABLE sessions("
-	"  id INTEGER PRIMARY KEY,"
-	"  kind TEXT NOT NULL CHECK(kind IN ('run','import')),"
-	"  started_at TEXT NOT NULL,"
-	"  finished_at TEXT,"
-	"  status TEXT NOT NULL,"
-	"  source TEXT,"
-	"  content_hash TEXT UNIQUE,"
-	"  tampered INTEGER NOT NULL DEFAULT 0,"
-	"  plan_json TEXT,"
-	"  warnings_json TEXT,"
-	"  label TEXT);"
+	/* 1: the initial schema (with sessions and runs from runrec.c) */
 	"CREATE TABLE environments("
 	"  id INTEGER PRIMARY KEY,"
 	"  session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
@@ -54,26 +49,6 @@ static const char *const migrations[] = {
 	"  size INTEGER,"
 	"  facts_json TEXT,"
 	"  UNIQUE(sha256, kind));"
-	"CREATE TABLE runs("
-	"  id INTEGER PRIMARY KEY,"
-	"  session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
-	"  environment_id INTEGER REFERENCES environments(id),"
-	"  artifact_id INTEGER REFERENCES artifacts(id),"
-	"  target TEXT NOT NULL, variant TEXT NOT NULL, role TEXT NOT NULL,"
-	"  model TEXT, model_label TEXT, runtime TEXT NOT NULL DEFAULT 'llama.cpp',"
-	"  seq INTEGER NOT NULL,"
-	"  argv_json TEXT, env_json TEXT,"
-	"  status TEXT NOT NULL,"
-	"  exit_code INTEGER, signal INTEGER, timed_out INTEGER NOT NULL DEFAULT 0,"
-	"  wall_s REAL,"
-	"  stdout_path TEXT, stderr_path TEXT,"
-	"  stdout_sha256 TEXT, stderr_sha256 TEXT,"
-	"  stdout_text TEXT, stderr_text TEXT,"
-	"  capabilities_json TEXT,"
-	"  expect_json TEXT,"
-	"  verification TEXT NOT NULL DEFAULT 'not-required',"
-	"  verification_detail TEXT,"
-	"  error TEXT);"
 	"CREATE INDEX runs_session ON runs(session_id);"
 	"CREATE TABLE results("
 	"  id INTEGER PRIMARY KEY,"
@@ -109,6 +84,22 @@ static const char *const migrations[] = {
 	"  created_at TEXT,"
 	"  details_json TEXT);"
 	"CREATE INDEX noise_identity ON noise(identity, test);",
+	/* 3: run columns of version 3 (runrec.c); lookups by session and by
+	 * raw output */
+	"CREATE INDEX environments_session ON environments(session_id);"
+	"CREATE INDEX runs_stdout ON runs(stdout_sha256);"
+	/* the hash cache keys on ctime too (NULL: never a hit) */
+	"ALTER TABLE hash_cache ADD COLUMN ctime_ns INTEGER;",
+};
+
+/* The tables walked from field tables. */
+static const struct {
+	const char *table;
+	const struct rec_field *fields;
+	const size_t *n;
+} rec_tables[] = {
+	{ "sessions", sessionrec_fields, &sessionrec_nfields },
+	{ "runs", runrec_fields, &runrec_nfields },
 };
 
 static int
@@ -196,11 +187,61 @@ user_version(struct store *s)
 }
 
 static int
+schema_target(void)
+{
+	int target = (int)ARRAY_SIZE(migrations);
+	size_t k, i;
+
+	for (k = 0; k < ARRAY_SIZE(rec_tables); k++)
+		for (i = 0; i < *rec_tables[k].n; i++)
+			if (rec_tables[k].fields[i].since > target)
+				target = rec_tables[k].fields[i].since;
+	return target;
+}
+
+/* CREATE TABLE of a walked table at version 1. */
+static void
+create_sql(struct buf *sql, size_t k)
+{
+	size_t i;
+
+	buf_addf(sql, "CREATE TABLE %s(id INTEGER PRIMARY KEY",
+		 rec_tables[k].table);
+	for (i = 0; i < *rec_tables[k].n; i++) {
+		const struct rec_field *f = &rec_tables[k].fields[i];
+		if (f->since == 1 && !(f->flags & REC_BUNDLE_ONLY))
+			buf_addf(sql, ", %s %s", f->column, f->decl);
+	}
+	buf_adds(sql, ");");
+}
+
+/* The SQL that takes the schema from version v to v + 1. */
+static void
+step_sql(struct buf *sql, int v)
+{
+	size_t k, i;
+
+	if (v == 0)
+		for (k = 0; k < ARRAY_SIZE(rec_tables); k++)
+			create_sql(sql, k);
+	for (k = 0; v > 0 && k < ARRAY_SIZE(rec_tables); k++)
+		for (i = 0; i < *rec_tables[k].n; i++) {
+			const struct rec_field *f = &rec_tables[k].fields[i];
+			if (f->since == v + 1 && !(f->flags & REC_BUNDLE_ONLY))
+				buf_addf(sql, "ALTER TABLE %s ADD COLUMN %s %s;",
+					 rec_tables[k].table, f->column,
+					 f->decl);
+		}
+	if (v < (int)ARRAY_SIZE(migrations))
+		buf_adds(sql, migrations[v]);
+	buf_addf(sql, "PRAGMA user_version=%d;", v + 1);
+}
+
+static int
 migrate(struct store *s)
 {
-	int v = user_version(s);
-	int target = (int)ARRAY_SIZE(migrations);
-	char pragma[64];
+	int v = user_version(s), target = schema_target();
+	struct buf sql = BUF_INIT;
 
 	if (v < 0)
 		return -1;
@@ -214,15 +255,13 @@ migrate(struct store *s)
 		return -1;
 	/* Another process may have migrated while we waited for the lock. */
 	v = user_version(s);
-	for (; v >= 0 && v < target; v++) {
-		if (exec_sql(s, migrations[v]) < 0)
-			break;
-		snprintf(pragma, sizeof(pragma), "PRAGMA user_version=%d",
-			 v + 1);
-		if (exec_sql(s, pragma) < 0)
-			break;
+	for (; v >= 0 && v < target && !s->nErr; v++) {
+		buf_reset(&sql);
+		step_sql(&sql, v);
+		exec_sql(s, sql.buf);
 	}
-	if (s->nErr) {
+	buf_release(&sql);
+	if (s->nErr || v < 0) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
@@ -278,7 +317,10 @@ int
 store_begin(struct store *s)
 {
 	s->nErr = 0;
-	return exec_sql(s, "BEGIN IMMEDIATE");
+	if (exec_sql(s, "BEGIN IMMEDIATE") < 0)
+		return -1;
+	s->in_tx = 1;
+	return 0;
 }
 
 int
@@ -292,6 +334,7 @@ store_commit(struct store *s)
 		store_rollback(s);
 		return -1;
 	}
+	s->in_tx = 0;
 	return 0;
 }
 
@@ -300,6 +343,18 @@ store_rollback(struct store *s)
 {
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	s->nErr = 0;
+	s->in_tx = 0;
+}
+
+/*
+ * Every public function starts with this: outside a transaction a past
+ * error is forgotten; inside one it stays until commit or rollback.
+ */
+static void
+op_begin(struct store *s)
+{
+	if (!s->in_tx)
+		s->nErr = 0;
 }
 
 static int
@@ -312,34 +367,202 @@ insert_id(struct store *s, sqlite3_stmt *st, const char *what, int64_t *id)
 	return 0;
 }
 
+/* ---- records walked from their field tables --------------------------- */
+
+static size_t
+table_of(const struct rec_field *fields)
+{
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(rec_tables); k++)
+		if (rec_tables[k].fields == fields)
+			return k;
+	die("store: unknown record table");
+}
+
+static int
+stored(const struct rec_field *f)
+{
+	return !(f->flags & REC_BUNDLE_ONLY);
+}
+
+static void
+bind_field(sqlite3_stmt *st, int i, const struct rec_field *f,
+	   const void *rec)
+{
+	const void *p = (const char *)rec + f->offset;
+	int64_t v;
+	double d;
+
+	switch (f->type) {
+	case REC_TEXT:
+	case REC_JSON: {
+		const char *str = *(char *const *)p;
+		bind_text(st, i, str ? str : f->dflt);
+		break;
+	}
+	case REC_INT:
+	case REC_BOOL:
+		v = *(const int64_t *)p;
+		if (((f->flags & REC_ZERO_NULL) && v == 0) ||
+		    ((f->flags & REC_NEG_NULL) && v < 0))
+			sqlite3_bind_null(st, i);
+		else
+			sqlite3_bind_int64(st, i, f->type == REC_BOOL ? v != 0 : v);
+		break;
+	case REC_REAL:
+		d = *(const double *)p;
+		if (isfinite(d))
+			sqlite3_bind_double(st, i, d);
+		else
+			sqlite3_bind_null(st, i);
+		break;
+	case REC_BLOB: {
+		const struct rec_blob *b = p;
+		if (b->p)
+			sqlite3_bind_blob64(st, i, b->p, b->n, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, i);
+		break;
+	}
+	}
+}
+
+/* Reads column i of st into field f of rec. */
+static void
+read_field(sqlite3_stmt *st, int i, const struct rec_field *f, void *rec)
+{
+	void *p = (char *)rec + f->offset;
+	int null = sqlite3_column_type(st, i) == SQLITE_NULL;
+
+	switch (f->type) {
+	case REC_TEXT:
+	case REC_JSON:
+		*(char **)p = null ? NULL :
+			xstrdup((const char *)sqlite3_column_text(st, i));
+		break;
+	case REC_INT:
+	case REC_BOOL:
+		*(int64_t *)p = null ? ((f->flags & REC_NEG_NULL) ? -1 : 0) :
+			sqlite3_column_int64(st, i);
+		break;
+	case REC_REAL:
+		*(double *)p = null ? NAN : sqlite3_column_double(st, i);
+		break;
+	case REC_BLOB: {
+		struct rec_blob *b = p;
+		const void *data = sqlite3_column_blob(st, i);
+		size_t n = (size_t)sqlite3_column_bytes(st, i);
+		if (null) {
+			b->p = NULL;
+			b->n = 0;
+		} else {
+			*b = rec_blob_dup(data, n);
+		}
+		break;
+	}
+	}
+}
+
+/* INSERT of a record into its table; *id gets the new row's id. */
+static int
+rec_insert(struct store *s, const struct rec_field *fields, const void *rec,
+	   int64_t *id)
+{
+	size_t k = table_of(fields), i, n = *rec_tables[k].n;
+	struct buf sql = BUF_INIT;
+	sqlite3_stmt *st;
+	int param = 0;
+
+	buf_addf(&sql, "INSERT INTO %s(", rec_tables[k].table);
+	for (i = 0; i < n; i++)
+		if (stored(&fields[i]))
+			buf_addf(&sql, "%s%s", param++ ? ", " : "",
+				 fields[i].column);
+	buf_adds(&sql, ") VALUES(");
+	for (i = 0; i < (size_t)param; i++)
+		buf_addf(&sql, "%s?%zu", i ? "," : "", i + 1);
+	buf_adds(&sql, ")");
+	st = prepare(s, sql.buf);
+	buf_release(&sql);
+	if (!st)
+		return -1;
+	for (i = 0, param = 1; i < n; i++)
+		if (stored(&fields[i]))
+			bind_field(st, param++, &fields[i], rec);
+	return insert_id(s, st, rec_tables[k].table, id);
+}
+
+/* "SELECT id, col… FROM table " for a walked table. */
+static void
+select_sql(struct buf *sql, const struct rec_field *fields, const char *rest)
+{
+	size_t k = table_of(fields), i;
+
+	buf_adds(sql, "SELECT id");
+	for (i = 0; i < *rec_tables[k].n; i++)
+		if (stored(&fields[i]))
+			buf_addf(sql, ", %s", fields[i].column);
+	buf_addf(sql, " FROM %s %s", rec_tables[k].table, rest);
+}
+
+/* Reads the current row of a select_sql() statement into rec. */
+static void
+read_rec(sqlite3_stmt *st, const struct rec_field *fields, void *rec,
+	 int64_t *id)
+{
+	size_t k = table_of(fields), i;
+	int col = 1;
+
+	*id = sqlite3_column_int64(st, 0);
+	for (i = 0; i < *rec_tables[k].n; i++)
+		if (stored(&fields[i]))
+			read_field(st, col++, &fields[i], rec);
+}
+
 int
 store_session_add(struct store *s, const struct session_rec *r, int64_t *id)
 {
-	sqlite3_stmt *st = prepare(s,
-		"INSERT INTO sessions(kind, started_at, status, source,"
-		" content_hash, tampered, plan_json, warnings_json, label)"
-		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)");
 
+	op_begin(s);
+	return rec_insert(s, sessionrec_fields, r, id);
+}
+
+int
+store_session_get(struct store *s, int64_t id, struct session_rec *out)
+{
+	struct buf sql = BUF_INIT;
+	sqlite3_stmt *st;
+	int rc, found = 0;
+
+	op_begin(s);
+	memset(out, 0, sizeof(*out));
+	select_sql(&sql, sessionrec_fields, "WHERE id=?1");
+	st = prepare(s, sql.buf);
+	buf_release(&sql);
 	if (!st)
 		return -1;
-	bind_text(st, 1, r->kind);
-	bind_text(st, 2, r->started_at);
-	bind_text(st, 3, r->status);
-	bind_text(st, 4, r->source);
-	bind_text(st, 5, r->content_hash);
-	sqlite3_bind_int(st, 6, r->tampered);
-	bind_text(st, 7, r->plan_json);
-	bind_text(st, 8, r->warnings_json);
-	bind_text(st, 9, r->label);
-	return insert_id(s, st, "add session", id);
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		read_rec(st, sessionrec_fields, out, &out->id);
+		found = 1;
+	} else if (rc != SQLITE_DONE) {
+		found = db_error(s, "read session");
+	}
+	sqlite3_finalize(st);
+	return found;
 }
 
 int
 store_session_find_hash(struct store *s, const char *hash, int64_t *id)
 {
-	sqlite3_stmt *st = prepare(s,
-		"SELECT id FROM sessions WHERE content_hash=?1");
+	sqlite3_stmt *st;
 	int rc, found = 0;
+
+	op_begin(s);
+	st = prepare(s,
+		"SELECT id FROM sessions WHERE content_hash=?1");
 
 	if (!st)
 		return -1;
@@ -359,7 +582,10 @@ int
 store_session_finish(struct store *s, int64_t id, const char *status)
 {
 	char now[21];
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st;
+
+	op_begin(s);
+	st = prepare(s,
 		"UPDATE sessions SET status=?1, finished_at=?2 WHERE id=?3");
 
 	if (!st)
@@ -375,7 +601,10 @@ int
 store_session_set_warnings(struct store *s, int64_t id,
 			   const char *warnings_json)
 {
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st;
+
+	op_begin(s);
+	st = prepare(s,
 		"UPDATE sessions SET warnings_json=?1 WHERE id=?2");
 
 	if (!st)
@@ -390,7 +619,10 @@ store_environment_add(struct store *s, int64_t session_id, const char *target,
 		      const char *fingerprint_json, const char *identity,
 		      const char *base_identity, int64_t *id)
 {
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st;
+
+	op_begin(s);
+	st = prepare(s,
 		"INSERT INTO environments(session_id, target, identity,"
 		" fingerprint_json, os_version, os_build, hw_model, is_vm,"
 		" gpu, llama_build, base_identity)"
@@ -415,7 +647,11 @@ store_artifact_add(struct store *s, const char *sha256, const char *kind,
 		   const char *path, int64_t size, const char *facts_json,
 		   int64_t *id)
 {
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st;
+	int rc;
+
+	op_begin(s);
+	st = prepare(s,
 		"INSERT INTO artifacts(sha256, kind, path, size, facts_json)"
 		" VALUES(?1,?2,?3,?4,?5)"
 		" ON CONFLICT(sha256, kind) DO UPDATE SET"
@@ -423,7 +659,6 @@ store_artifact_add(struct store *s, const char *sha256, const char *kind,
 		"  size=coalesce(excluded.size, size),"
 		"  facts_json=coalesce(excluded.facts_json, facts_json)"
 		" RETURNING id");
-	int rc;
 
 	if (!st)
 		return -1;
@@ -450,65 +685,71 @@ store_artifact_add(struct store *s, const char *sha256, const char *kind,
 int
 store_run_add(struct store *s, const struct run_rec *r, int64_t *id)
 {
-	sqlite3_stmt *st = prepare(s,
-		"INSERT INTO runs(session_id, environment_id, artifact_id,"
-		" target, variant, role, model, model_label, runtime, seq,"
-		" argv_json, env_json, status, exit_code, signal, timed_out,"
-		" wall_s, stdout_path, stderr_path, stdout_sha256,"
-		" stderr_sha256, stdout_text, stderr_text, capabilities_json,"
-		" verification, verification_detail, error, expect_json)"
-		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-		"?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28)");
 
+	op_begin(s);
+	return rec_insert(s, runrec_fields, r, id);
+}
+
+int
+store_runs_get(struct store *s, int64_t sid, struct run_rec **out, size_t *n)
+{
+	struct buf sql = BUF_INIT;
+	struct run_rec *v = NULL;
+	sqlite3_stmt *st;
+	size_t k = 0;
+	int rc;
+
+	op_begin(s);
+	*out = NULL;
+	*n = 0;
+	select_sql(&sql, runrec_fields, "WHERE session_id=?1 ORDER BY seq, id");
+	st = prepare(s, sql.buf);
+	buf_release(&sql);
 	if (!st)
 		return -1;
-	sqlite3_bind_int64(st, 1, r->session_id);
-	bind_id(st, 2, r->environment_id);
-	bind_id(st, 3, r->artifact_id);
-	bind_text(st, 4, r->target ? r->target : "local");
-	bind_text(st, 5, r->variant);
-	bind_text(st, 6, r->role ? r->role : "other");
-	bind_text(st, 7, r->model);
-	bind_text(st, 8, r->model_label);
-	bind_text(st, 9, r->runtime ? r->runtime : "llama.cpp");
-	sqlite3_bind_int(st, 10, r->seq);
-	bind_text(st, 11, r->argv_json);
-	bind_text(st, 12, r->env_json);
-	bind_text(st, 13, r->status);
-	if (r->exit_code >= 0)
-		sqlite3_bind_int(st, 14, r->exit_code);
-	else
-		sqlite3_bind_null(st, 14);
-	sqlite3_bind_int(st, 15, r->signal);
-	sqlite3_bind_int(st, 16, r->timed_out);
-	sqlite3_bind_double(st, 17, r->wall_s);
-	bind_text(st, 18, r->stdout_path);
-	bind_text(st, 19, r->stderr_path);
-	bind_text(st, 20, r->stdout_sha256);
-	bind_text(st, 21, r->stderr_sha256);
-	bind_text(st, 22, r->stdout_text);
-	bind_text(st, 23, r->stderr_text);
-	bind_text(st, 24, r->capabilities_json);
-	bind_text(st, 25, r->verification ? r->verification : "not-required");
-	bind_text(st, 26, r->verification_detail);
-	bind_text(st, 27, r->error);
-	bind_text(st, 28, r->expect_json);
-	return insert_id(s, st, "add run", id);
+	sqlite3_bind_int64(st, 1, sid);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		v = xrealloc(v, (k + 1) * sizeof(*v));
+		memset(&v[k], 0, sizeof(*v));
+		read_rec(st, runrec_fields, &v[k], &v[k].id);
+		k++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_runs_free(v, k);
+		return db_error(s, "read runs");
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+void
+store_runs_free(struct run_rec *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		rec_release(runrec_fields, runrec_nfields, &r[i]);
+	free(r);
 }
 
 int
 store_result_add(struct store *s, int64_t run_id, int idx,
 		 const struct lb_row *row, int64_t *id)
 {
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st;
+	int64_t rid;
+	size_t i;
+
+	op_begin(s);
+	st = prepare(s,
 		"INSERT INTO results(run_id, idx, test, n_prompt, n_gen,"
 		" n_depth, threads, ngl, flash_attn, backend, build_commit,"
 		" build_number, model_type, model_size, model_n_params,"
 		" avg_ts, raw_json)"
 		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
 		"?16,?17)");
-	int64_t rid;
-	size_t i;
 
 	if (!st)
 		return -1;
@@ -650,6 +891,14 @@ col_text(sqlite3_stmt *st, int i)
 	return xstrdup(t ? (const char *)t : "");
 }
 
+static char *
+col_text_null(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
 int
 store_query_results(struct store *s, const struct selection *sel,
 		    struct store_result **out, size_t *n)
@@ -659,6 +908,8 @@ store_query_results(struct store *s, const struct selection *sel,
 	size_t nrows = 0, i, k;
 	sqlite3_stmt *st = NULL, *ss = NULL;
 	int rc, param = 1, ret = -1;
+
+	op_begin(s);
 
 	*out = NULL;
 	*n = 0;
@@ -760,7 +1011,6 @@ cleanup:
 	sqlite3_finalize(ss);
 	store_results_free(rows, nrows);
 	buf_release(&sql);
-	s->nErr = 0;
 	return ret;
 }
 
@@ -802,6 +1052,7 @@ store_count(struct store *s, const char *table)
 	long n = -1;
 	size_t i;
 
+	op_begin(s);
 	/* Table names cannot be bound: only known names are accepted. */
 	for (i = 0; i < ARRAY_SIZE(tables); i++)
 		if (!strcmp(tables[i], table))
@@ -819,8 +1070,11 @@ store_count(struct store *s, const char *table)
 int
 store_dump_query(struct store *s, const char *sql)
 {
-	sqlite3_stmt *st = prepare(s, sql);
+	sqlite3_stmt *st;
 	int rc, i, ncol;
+
+	op_begin(s);
+	st = prepare(s, sql);
 
 	if (!st)
 		return -1;
@@ -847,7 +1101,10 @@ store_environment_update(struct store *s, int64_t id,
 			 const char *fingerprint_json, const char *identity,
 			 const char *base_identity)
 {
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st;
+
+	op_begin(s);
+	st = prepare(s,
 		"UPDATE environments SET fingerprint_json=json(?1),"
 		" identity=?2, base_identity=?3,"
 		" os_version=json_extract(?1,'$.os_version'),"
@@ -866,103 +1123,302 @@ store_environment_update(struct store *s, int64_t id,
 	return step_done(s, st, "update environment");
 }
 
-/*
- * The bundle.json of a session, built by SQLite's JSON functions from
- * the stored rows: session, environments keyed by target, models keyed
- * by name, runs in order.
- */
 int
-store_session_bundle_json(struct store *s, int64_t sid, struct buf *out)
+store_session_set_hash(struct store *s, int64_t id, const char *hash)
 {
-	sqlite3_stmt *st = prepare(s,
-		"SELECT json_object("
-		" 'shimbench_bundle', 1,"
-		" 'label', ss.label,"
-		" 'session', json_object('kind', ss.kind, 'id', ss.id,"
-		"   'started_at', ss.started_at, 'finished_at', ss.finished_at,"
-		"   'status', ss.status, 'label', ss.label,"
-		"   'plan', json(ss.plan_json),"
-		"   'warnings', json(coalesce(ss.warnings_json, '[]'))),"
-		" 'environments', (SELECT json_group_object(target,"
-		"   json(fingerprint_json)) FROM environments"
-		"   WHERE session_id=ss.id),"
-		" 'models', (SELECT json_group_object(m.model, json_object("
-		"   'label', m.model_label, 'sha256', a.sha256, 'file', a.path,"
-		"   'size', a.size, 'facts', json(a.facts_json)))"
-		"   FROM (SELECT DISTINCT model, model_label, artifact_id"
-		"         FROM runs WHERE session_id=ss.id AND model IS NOT NULL"
-		"         AND artifact_id IS NOT NULL) m"
-		"   JOIN artifacts a ON a.id=m.artifact_id),"
-		" 'runs', (SELECT json_group_array(json_object("
-		"   'seq', seq, 'target', target, 'variant', variant,"
-		"   'role', role, 'model', model, 'runtime', runtime,"
-		"   'argv', json(argv_json), 'env', json(env_json),"
-		"   'stdout', stdout_path, 'stderr', stderr_path,"
-		"   'expect', json(expect_json), 'status', status,"
-		"   'exit_code', exit_code, 'signal', signal,"
-		"   'timed_out', json(CASE timed_out WHEN 0 THEN 'false'"
-		"     ELSE 'true' END), 'wall_s', wall_s,"
-		"   'verification', verification,"
-		"   'verification_detail', verification_detail,"
-		"   'error', error))"
-		"   FROM (SELECT * FROM runs WHERE session_id=ss.id"
-		"         ORDER BY seq, id)))"
-		" FROM sessions ss WHERE ss.id=?1");
-	int rc;
+	sqlite3_stmt *st;
 
+	op_begin(s);
+	st = prepare(s, "UPDATE sessions SET content_hash=?1 WHERE id=?2");
 	if (!st)
 		return -1;
-	sqlite3_bind_int64(st, 1, sid);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		buf_adds(out, (const char *)sqlite3_column_text(st, 0));
-		sqlite3_finalize(st);
-		return 0;
-	}
-	if (rc == SQLITE_DONE) {
-		sqlite3_finalize(st);
-		return error("store '%s' has no session %lld", s->path,
-			     (long long)sid);
-	}
-	db_error(s, "bundle json");
-	sqlite3_finalize(st);
-	s->nErr = 0;
-	return -1;
+	bind_text(st, 1, hash);
+	sqlite3_bind_int64(st, 2, id);
+	return step_done(s, st, "set session content hash");
 }
 
 int
-store_session_files(struct store *s, int64_t sid,
-		    int (*fn)(void *ctx, const char *name, const char *sha256,
-			      const char *text, size_t len),
-		    void *ctx)
+store_envs_get(struct store *s, int64_t sid, struct env_rec **out, size_t *n)
 {
-	sqlite3_stmt *st = prepare(s,
-		"SELECT stdout_path, stdout_sha256, stdout_text FROM runs"
-		" WHERE session_id=?1 AND stdout_path IS NOT NULL"
-		" UNION ALL"
-		" SELECT stderr_path, stderr_sha256, stderr_text FROM runs"
-		" WHERE session_id=?1 AND stderr_path IS NOT NULL");
-	int rc, ret = 0;
+	sqlite3_stmt *st;
+	struct env_rec *v = NULL;
+	size_t k = 0;
+	int rc;
 
+	op_begin(s);
+	*out = NULL;
+	*n = 0;
+	st = prepare(s, "SELECT id, target, fingerprint_json, identity,"
+		     " base_identity FROM environments WHERE session_id=?1"
+		     " ORDER BY id");
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, sid);
-	while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-		const char *sha = (const char *)sqlite3_column_text(st, 1);
-		const char *text = (const char *)sqlite3_column_text(st, 2);
-		size_t len = (size_t)sqlite3_column_bytes(st, 2);
-
-		ret = fn(ctx, name, sha ? sha : "", text ? text : "", len);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		v = xrealloc(v, (k + 1) * sizeof(*v));
+		v[k].id = sqlite3_column_int64(st, 0);
+		v[k].target = col_text(st, 1);
+		v[k].fingerprint_json = col_text(st, 2);
+		v[k].identity = col_text(st, 3);
+		v[k].base_identity = col_text(st, 4);
+		k++;
 	}
 	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		while (k)
+			env_rec_release(&v[--k]);
+		free(v);
+		return db_error(s, "read environments");
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/*
+ * The models a session's runs name: one per name, with the artifact's
+ * hash and facts when the run has one, else the run's own label and hash.
+ */
+int
+store_models_get(struct store *s, int64_t sid, struct model_rec **out,
+		 size_t *n)
+{
+	sqlite3_stmt *st;
+	struct model_rec *v = NULL;
+	size_t k = 0;
+	int rc;
+
+	op_begin(s);
+	*out = NULL;
+	*n = 0;
+	st = prepare(s,
+		"SELECT coalesce(a.id, 0), r.model,"
+		" coalesce(max(r.model_label), r.model),"
+		" coalesce(a.sha256, max(r.model_sha256)), a.path,"
+		" coalesce(a.size, -1), a.facts_json"
+		" FROM runs r LEFT JOIN artifacts a ON a.id=r.artifact_id"
+		" WHERE r.session_id=?1 AND r.model IS NOT NULL"
+		" GROUP BY r.model ORDER BY min(r.seq)");
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, sid);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct model_rec *m;
+
+		v = xrealloc(v, (k + 1) * sizeof(*v));
+		m = &v[k++];
+		memset(m, 0, sizeof(*m));
+		m->id = sqlite3_column_int64(st, 0);
+		m->name = col_text(st, 1);
+		m->label = col_text(st, 2);
+		m->sha256 = col_text_null(st, 3);
+		m->file = col_text_null(st, 4);
+		m->size = sqlite3_column_int64(st, 5);
+		m->facts_json = col_text_null(st, 6);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		while (k)
+			model_rec_release(&v[--k]);
+		free(v);
+		return db_error(s, "read models");
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+int
+store_run_find_stdout(struct store *s, const char *sha256, int64_t *session,
+		      int64_t *run)
+{
+	sqlite3_stmt *st;
+	int rc, found = 0;
+
+	op_begin(s);
+	st = prepare(s, "SELECT r.session_id, r.id FROM runs r"
+		     " WHERE r.stdout_sha256=?1 AND EXISTS(SELECT 1 FROM"
+		     " results x WHERE x.run_id=r.id) ORDER BY r.id LIMIT 1");
+	if (!st)
+		return -1;
+	bind_text(st, 1, sha256);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*session = sqlite3_column_int64(st, 0);
+		*run = sqlite3_column_int64(st, 1);
+		found = 1;
+	} else if (rc != SQLITE_DONE) {
+		found = db_error(s, "find run by output");
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* Runs whose stdout another session (or this one) already holds. */
+static int
+refuse_duplicates(struct store *s, const struct session_data *d)
+{
+	size_t i, j;
+	int64_t sid, rid;
+	int rc;
+
+	for (i = 0; i < d->nruns; i++) {
+		const struct run_rec *r = &d->runs[i].r;
+
+		if (!r->stdout_sha256 || !d->runs[i].lb.n)
+			continue;
+		for (j = 0; j < i; j++)
+			if (d->runs[j].lb.n && d->runs[j].r.stdout_sha256 &&
+			    !strcmp(d->runs[j].r.stdout_sha256,
+				    r->stdout_sha256))
+				return error("runs %zu and %zu hold the same "
+					     "output ('%s' and '%s'); refusing "
+					     "to count it twice", j + 1, i + 1,
+					     d->runs[j].r.stdout_path,
+					     r->stdout_path);
+		rc = store_run_find_stdout(s, r->stdout_sha256, &sid, &rid);
+		if (rc < 0)
+			return -1;
+		if (rc == 1)
+			return error("'%s' is already stored as run %lld of "
+				     "session %lld; refusing to count it twice",
+				     r->stdout_path, (long long)rid,
+				     (long long)sid);
+	}
+	return 0;
+}
+
+static int64_t
+env_id_of(const struct session_data *d, const int64_t *ids,
+	  const char *target)
+{
+	size_t i;
+
+	for (i = 0; target && i < d->nenvs; i++)
+		if (!strcmp(d->envs[i].target, target))
+			return ids[i];
+	return 0;
+}
+
+/* The session's rows, inside the caller's transaction. */
+static int
+save_rows(struct store *s, const struct session_data *d, int64_t *id)
+{
+	int64_t *env_ids = xcalloc(d->nenvs + 1, sizeof(int64_t));
+	int64_t *model_ids = xcalloc(d->nmodels + 1, sizeof(int64_t));
+	size_t i, j;
+	int ret = -1;
+
+	if (rec_insert(s, sessionrec_fields, &d->s, id) < 0)
+		goto cleanup;
+	for (i = 0; i < d->nenvs; i++)
+		if (store_environment_add(s, *id, d->envs[i].target,
+					  d->envs[i].fingerprint_json,
+					  d->envs[i].identity,
+					  d->envs[i].base_identity,
+					  &env_ids[i]) < 0)
+			goto cleanup;
+	for (i = 0; i < d->nmodels; i++) {
+		const struct model_rec *m = &d->models[i];
+		if (m->sha256 &&
+		    store_artifact_add(s, m->sha256, "model", m->file, m->size,
+				       m->facts_json, &model_ids[i]) < 0)
+			goto cleanup;
+	}
+	for (i = 0; i < d->nruns && !s->nErr; i++) {
+		struct run_rec r = d->runs[i].r;
+		const struct model_rec *m = session_model(d, r.model);
+		int64_t run_id;
+
+		r.session_id = *id;
+		r.environment_id = env_id_of(d, env_ids, r.target);
+		r.artifact_id = m ? model_ids[m - d->models] : 0;
+		if (rec_insert(s, runrec_fields, &r, &run_id) < 0)
+			goto cleanup;
+		for (j = 0; j < d->runs[i].lb.n; j++)
+			if (store_result_add(s, run_id, (int)j,
+					     &d->runs[i].lb.rows[j], NULL) < 0)
+				goto cleanup;
+	}
+	ret = s->nErr ? -1 : 0;
+cleanup:
+	free(env_ids);
+	free(model_ids);
 	return ret;
+}
+
+int
+store_session_save(struct store *s, const struct session_data *d,
+		   int64_t *id, int *already)
+{
+	int own = !s->in_tx, rc;
+
+	*already = 0;
+	if (own && store_begin(s) < 0)
+		return -1;
+	if (d->s.content_hash) {
+		rc = store_session_find_hash(s, d->s.content_hash, id);
+		if (rc != 0) {
+			*already = rc == 1;
+			if (own)
+				store_rollback(s);
+			return rc == 1 ? 0 : -1;
+		}
+	}
+	if (refuse_duplicates(s, d) < 0) {
+		rc = s->nErr ? -1 : -2;
+		if (own)
+			store_rollback(s);
+		else if (rc == -2)
+			s->nErr++;
+		return rc;
+	}
+	if (save_rows(s, d, id) < 0) {
+		if (own)
+			store_rollback(s);
+		return -1;
+	}
+	if (own && store_commit(s) < 0)
+		return -1;
+	return 0;
+}
+
+int
+store_session_load(struct store *s, int64_t sid, struct session_data *d)
+{
+	struct run_rec *runs = NULL;
+	size_t nruns = 0, i;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	rc = store_session_get(s, sid, &d->s);
+	if (rc <= 0)
+		return rc < 0 ? -1 : error("store '%s' has no session %lld",
+					   s->path, (long long)sid);
+	if (store_envs_get(s, sid, &d->envs, &d->nenvs) < 0 ||
+	    store_models_get(s, sid, &d->models, &d->nmodels) < 0 ||
+	    store_runs_get(s, sid, &runs, &nruns) < 0) {
+		session_data_release(d);
+		return -1;
+	}
+	d->runs = xcalloc(nruns + 1, sizeof(*d->runs));
+	for (i = 0; i < nruns; i++)
+		d->runs[i].r = runs[i];
+	d->nruns = nruns;
+	free(runs);
+	return 0;
 }
 
 int
 store_sessions_list(struct store *s, struct store_session **out, size_t *n)
 {
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st;
+	struct store_session *v = NULL;
+	size_t k = 0;
+	int rc;
+
+	op_begin(s);
+	st = prepare(s,
 		"SELECT ss.id, ss.kind, ss.started_at, ss.status,"
 		" coalesce(ss.label, ss.source, ''), ss.tampered,"
 		" (SELECT count(*) FROM runs r WHERE r.session_id=ss.id),"
@@ -971,9 +1427,6 @@ store_sessions_list(struct store *s, struct store_session **out, size_t *n)
 		" coalesce((SELECT group_concat(DISTINCT e.os_build) FROM"
 		"  environments e WHERE e.session_id=ss.id), '')"
 		" FROM sessions ss ORDER BY ss.id");
-	struct store_session *v = NULL;
-	size_t k = 0;
-	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -1021,19 +1474,22 @@ store_sessions_free(struct store_session *ss, size_t n)
 
 int
 store_hash_cache_get(struct store *s, uint64_t dev, uint64_t ino,
-		     int64_t size, int64_t mtime_ns, char sha256[65])
+		     int64_t size, int64_t mtime_ns, int64_t ctime_ns,
+		     char sha256[65])
 {
-	sqlite3_stmt *st = prepare(s,
-		"SELECT sha256 FROM hash_cache WHERE dev=?1 AND ino=?2"
-		" AND size=?3 AND mtime_ns=?4");
+	sqlite3_stmt *st;
 	int rc, hit = 0;
 
+	op_begin(s);
+	st = prepare(s, "SELECT sha256 FROM hash_cache WHERE dev=?1 AND ino=?2"
+		     " AND size=?3 AND mtime_ns=?4 AND ctime_ns=?5");
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, (int64_t)dev);
 	sqlite3_bind_int64(st, 2, (int64_t)ino);
 	sqlite3_bind_int64(st, 3, size);
 	sqlite3_bind_int64(st, 4, mtime_ns);
+	sqlite3_bind_int64(st, 5, ctime_ns);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		const unsigned char *t = sqlite3_column_text(st, 0);
@@ -1045,21 +1501,21 @@ store_hash_cache_get(struct store *s, uint64_t dev, uint64_t ino,
 		hit = db_error(s, "hash cache lookup");
 	}
 	sqlite3_finalize(st);
-	s->nErr = 0;
 	return hit;
 }
 
 int
 store_hash_cache_put(struct store *s, uint64_t dev, uint64_t ino,
-		     int64_t size, int64_t mtime_ns, const char *path,
-		     const char *sha256)
+		     int64_t size, int64_t mtime_ns, int64_t ctime_ns,
+		     const char *path, const char *sha256)
 {
 	char now[21];
-	sqlite3_stmt *st = prepare(s,
-		"INSERT OR REPLACE INTO hash_cache(dev, ino, size, mtime_ns,"
-		" path, sha256, checked_at) VALUES(?1,?2,?3,?4,?5,?6,?7)");
-	int ret;
+	sqlite3_stmt *st;
 
+	op_begin(s);
+	st = prepare(s, "INSERT OR REPLACE INTO hash_cache(dev, ino, size,"
+		     " mtime_ns, ctime_ns, path, sha256, checked_at)"
+		     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8)");
 	if (!st)
 		return -1;
 	utc_now(now);
@@ -1067,12 +1523,11 @@ store_hash_cache_put(struct store *s, uint64_t dev, uint64_t ino,
 	sqlite3_bind_int64(st, 2, (int64_t)ino);
 	sqlite3_bind_int64(st, 3, size);
 	sqlite3_bind_int64(st, 4, mtime_ns);
-	bind_text(st, 5, path);
-	bind_text(st, 6, sha256);
-	bind_text(st, 7, now);
-	ret = step_done(s, st, "hash cache store");
-	s->nErr = 0;
-	return ret;
+	sqlite3_bind_int64(st, 5, ctime_ns);
+	bind_text(st, 6, path);
+	bind_text(st, 7, sha256);
+	bind_text(st, 8, now);
+	return step_done(s, st, "hash cache store");
 }
 
 /* noise calibration and gate queries (compare/gate) */
@@ -1081,7 +1536,10 @@ int
 store_noise_add(struct store *s, const struct noise_rec *r)
 {
 	char now[21];
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st;
+
+	op_begin(s);
+	st = prepare(s,
 		"INSERT INTO noise(identity, target, model, test, session_id,"
 		" processes, samples, within_cv, between_cv, mde, created_at,"
 		" details_json) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)");
@@ -1109,11 +1567,14 @@ store_noise_get(struct store *s, const char *identity, const char *model,
 		const char *test, double *between, double *within,
 		int64_t *session)
 {
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st;
+	int rc, found = 0;
+
+	op_begin(s);
+	st = prepare(s,
 		"SELECT between_cv, within_cv, coalesce(session_id,0)"
 		" FROM noise WHERE identity=?1 AND test=?2"
 		" ORDER BY (model IS ?3) DESC, id DESC LIMIT 1");
-	int rc, found = 0;
 
 	if (!st)
 		return -1;
@@ -1131,7 +1592,6 @@ store_noise_get(struct store *s, const char *identity, const char *model,
 		found = db_error(s, "noise lookup");
 	}
 	sqlite3_finalize(st);
-	s->nErr = 0;
 	return found;
 }
 
@@ -1139,10 +1599,13 @@ int
 store_environment_base(struct store *s, int64_t env_id, char **base,
 		       char **os_build)
 {
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st;
+	int rc, found = 0;
+
+	op_begin(s);
+	st = prepare(s,
 		"SELECT coalesce(base_identity,''), coalesce(os_build,'')"
 		" FROM environments WHERE id=?1");
-	int rc, found = 0;
 
 	*base = *os_build = NULL;
 	if (!st)
@@ -1157,7 +1620,6 @@ store_environment_base(struct store *s, int64_t env_id, char **base,
 		found = db_error(s, "environment lookup");
 	}
 	sqlite3_finalize(st);
-	s->nErr = 0;
 	return found;
 }
 
@@ -1166,13 +1628,16 @@ store_latest_session_base(struct store *s, const char *base,
 			  const char *os_build, int64_t exclude,
 			  int64_t *session)
 {
-	sqlite3_stmt *st = prepare(s,
+	sqlite3_stmt *st;
+	int rc, found = 0;
+
+	op_begin(s);
+	st = prepare(s,
 		"SELECT e.session_id FROM environments e"
 		" JOIN sessions x ON x.id=e.session_id"
 		" WHERE e.base_identity=?1 AND coalesce(e.os_build,'') IS NOT ?2"
 		" AND e.session_id<>?3"
 		" ORDER BY x.started_at DESC, x.id DESC LIMIT 1");
-	int rc, found = 0;
 
 	if (!st)
 		return -1;
@@ -1187,6 +1652,5 @@ store_latest_session_base(struct store *s, const char *base,
 		found = db_error(s, "baseline lookup");
 	}
 	sqlite3_finalize(st);
-	s->nErr = 0;
 	return found;
 }

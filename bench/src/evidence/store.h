@@ -1,11 +1,13 @@
-#ifndef STORE_H
-#define STORE_H
+#ifndef EVIDENCE_STORE_H
+#define EVIDENCE_STORE_H
 
 /*
  * The SQLite store: sessions, environments, artifacts, runs, results,
  * samples, the model hash cache and noise calibrations. WAL, foreign keys,
  * busy timeout, a versioned schema migrated on open. Values are always
- * bound, never formatted into SQL.
+ * bound, never formatted into SQL. The runs and sessions tables are
+ * walked from their field tables (runrec.h): a field added there is a
+ * column here.
  *
  * Functions return 0 on success and -1 after error(). Strings returned in
  * structs are owned by the struct; release with the matching *_free().
@@ -14,88 +16,92 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "evidence/runrec.h"
+
 struct store;
 struct lb_row;
+struct session_data;
 
 int store_open(struct store **out, const char *path);
 void store_close(struct store *s);
 int store_schema_version(struct store *s);
 
-/* One transaction: begin, then commit or rollback. */
+/*
+ * One transaction: begin, then commit or rollback. Inside it, a failed
+ * statement makes every later one fail too and commit roll back (a
+ * sticky error count); outside one, every public function starts clean.
+ */
 int store_begin(struct store *s);
 int store_commit(struct store *s);
 void store_rollback(struct store *s);
 
-struct session_rec {
-	const char *kind;          /* "run" or "import" */
-	const char *started_at;    /* UTC ISO 8601 */
-	const char *status;        /* "running", "ok", "failed", "interrupted" */
-	const char *source;        /* plan path or imported directory */
-	const char *content_hash;  /* import: SHA-256 over the content; NULL for run */
-	int tampered;              /* imported with --allow-tampered */
-	const char *plan_json;     /* may be NULL */
-	const char *warnings_json; /* JSON array or NULL */
-	const char *label;         /* free text, may be NULL */
-};
+/* Sessions, by the table in runrec.h. */
 int store_session_add(struct store *s, const struct session_rec *r,
 		      int64_t *id);
+/* 1 found (*out filled; rec_release() it), 0 no such session, -1 error. */
+int store_session_get(struct store *s, int64_t id, struct session_rec *out);
 /* 1 when a session with that content hash exists (id set), 0 when not. */
 int store_session_find_hash(struct store *s, const char *hash, int64_t *id);
 int store_session_finish(struct store *s, int64_t id, const char *status);
+int store_session_set_hash(struct store *s, int64_t id, const char *hash);
 int store_session_set_warnings(struct store *s, int64_t id,
 			       const char *warnings_json);
 
 /*
  * Stores a target's fingerprint (a JSON object of key=value facts) with
  * its identity hash and its base identity (the same hash without the OS
- * version and build: the OS-update gate pairs on it). The indexed columns os_version, os_build, hw_model,
- * is_vm, gpu and llama_build are taken from the JSON keys of those names.
+ * version and build: the OS-update gate pairs on it). The indexed
+ * columns os_version, os_build, hw_model, is_vm, gpu and llama_build are
+ * taken from the JSON keys of those names.
  */
 int store_environment_add(struct store *s, int64_t session_id,
 			  const char *target, const char *fingerprint_json,
 			  const char *identity, const char *base_identity,
 			  int64_t *id);
+/* Replaces an environment's fingerprint and identities. */
+int store_environment_update(struct store *s, int64_t id,
+			     const char *fingerprint_json,
+			     const char *identity, const char *base_identity);
 
 /* Upserts an artifact by (sha256, kind); returns its id. */
 int store_artifact_add(struct store *s, const char *sha256, const char *kind,
 		       const char *path, int64_t size, const char *facts_json,
 		       int64_t *id);
 
-struct run_rec {
-	int64_t session_id;
-	int64_t environment_id;     /* 0 = none */
-	int64_t artifact_id;        /* the model; 0 = none */
-	const char *target;
-	const char *variant;
-	const char *role;           /* "bare-metal", "stock", "shim" or free */
-	const char *model;          /* manifest name or file name */
-	const char *model_label;    /* display name, e.g. "TinyLlama 1.1B Q4_K_M" */
-	const char *runtime;        /* "llama.cpp" */
-	int seq;                    /* order within the session */
-	const char *argv_json;
-	const char *env_json;
-	const char *status;         /* ok, failed, incomplete, timeout, crashed, refused */
-	int exit_code;              /* -1 unknown */
-	int signal;                 /* 0 none */
-	int timed_out;
-	double wall_s;
-	const char *stdout_path;    /* relative to the bundle, may be NULL */
-	const char *stderr_path;
-	const char *stdout_sha256;
-	const char *stderr_sha256;
-	const char *stdout_text;    /* capped copy, may be NULL */
-	const char *stderr_text;
-	const char *capabilities_json;
-	const char *expect_json;    /* expected markers (JSON array) or NULL */
-	const char *verification;   /* "verified", "unverified", "not-required" */
-	const char *verification_detail;
-	const char *error;
-};
+/* Runs, by the table in runrec.h. */
 int store_run_add(struct store *s, const struct run_rec *r, int64_t *id);
-
 /* Stores one llama-bench row and its samples under run_id. */
 int store_result_add(struct store *s, int64_t run_id, int idx,
 		     const struct lb_row *row, int64_t *id);
+/* The runs of a session in order (free with store_runs_free()). */
+int store_runs_get(struct store *s, int64_t sid, struct run_rec **out,
+		   size_t *n);
+void store_runs_free(struct run_rec *r, size_t n);
+/* The environments of a session, and the models its runs used. */
+int store_envs_get(struct store *s, int64_t sid, struct env_rec **out,
+		   size_t *n);
+int store_models_get(struct store *s, int64_t sid, struct model_rec **out,
+		     size_t *n);
+/*
+ * A run holding results whose raw stdout has this SHA-256, in any
+ * session: 1 found (*session, *run set), 0 none, -1 error.
+ */
+int store_run_find_stdout(struct store *s, const char *sha256,
+			  int64_t *session, int64_t *run);
+
+/*
+ * Stores a whole session (an import) in one transaction: the session,
+ * its environments, models, runs, results and samples; nothing when any
+ * step fails. When the store already holds the same content (content
+ * hash), stores nothing and sets *already and *id. A run whose stdout is
+ * already stored (same SHA-256, with results) refuses the session: -2
+ * after error() naming the file and where it is stored. Inside a
+ * caller's transaction (store_begin), it joins that one.
+ */
+int store_session_save(struct store *s, const struct session_data *d,
+		       int64_t *id, int *already);
+/* Everything of a stored session, for an export; session_data_release(). */
+int store_session_load(struct store *s, int64_t sid, struct session_data *d);
 
 /*
  * Selections: "key=value[,key=value…]". Keys: session, variant, target,
@@ -137,26 +143,6 @@ long store_count(struct store *s, const char *table);
 /* Runs one read-only query and prints each row as tab-separated text. */
 int store_dump_query(struct store *s, const char *sql);
 
-/* Replaces an environment's fingerprint and identities. */
-int store_environment_update(struct store *s, int64_t id,
-			     const char *fingerprint_json,
-			     const char *identity, const char *base_identity);
-
-/* Appends the bundle.json (compact) of session sid to out. */
-struct buf;
-int store_session_bundle_json(struct store *s, int64_t sid, struct buf *out);
-
-/*
- * Calls fn for every raw file of the session's runs (stdout, stderr)
- * with its bundle-relative name, recorded SHA-256 and stored text. Stops
- * at the first non-zero return and returns it.
- */
-int store_session_files(struct store *s, int64_t sid,
-			int (*fn)(void *ctx, const char *name,
-				  const char *sha256, const char *text,
-				  size_t len),
-			void *ctx);
-
 /* One line per session for `shimbench sessions`. */
 struct store_session {
 	int64_t id;
@@ -168,13 +154,13 @@ int store_sessions_list(struct store *s, struct store_session **out,
 			size_t *n);
 void store_sessions_free(struct store_session *ss, size_t n);
 
-/* The hash cache, keyed by (dev, ino, size, mtime_ns). */
+/* The hash cache, keyed by (dev, ino, size, mtime_ns, ctime_ns). */
 int store_hash_cache_get(struct store *s, uint64_t dev, uint64_t ino,
-			 int64_t size, int64_t mtime_ns,
+			 int64_t size, int64_t mtime_ns, int64_t ctime_ns,
 			 char sha256[65]);   /* 1 hit, 0 miss, -1 error */
 int store_hash_cache_put(struct store *s, uint64_t dev, uint64_t ino,
-			 int64_t size, int64_t mtime_ns, const char *path,
-			 const char *sha256);
+			 int64_t size, int64_t mtime_ns, int64_t ctime_ns,
+			 const char *path, const char *sha256);
 
 /* noise calibration and gate queries (compare/gate) */
 struct noise_rec {

@@ -28,7 +28,7 @@ int hash_file_sha256(const char *path, char hex[SHA256_HEX_LEN + 1]);
 int hash_is_sha256_hex(const char *s);
 
 /*
- * Fast file hashing. Files are read sequentially in 256 KiB blocks (a
+ * Fast file hashing (the cached variant is evidence/hashcache.h). Files are read sequentially in 256 KiB blocks (a
  * size that stays in the CPU cache between the copy and the hash) after
  * read-ahead advice; several files are hashed in parallel, one thread per
  * file, up to the number of online CPUs. When CPUs are left over (fewer
@@ -51,7 +51,7 @@ struct hash_job {
 	char *err;                 /* why it failed, or NULL */
 	/* The file's identity when it was hashed (private to hash.c). */
 	uint64_t dev, ino;
-	int64_t size, mtime_ns;
+	int64_t size, mtime_ns, ctime_ns;
 	int64_t started_ns;        /* wall clock when reading began */
 };
 
@@ -68,21 +68,17 @@ struct hash_job {
 int hash_files(struct hash_job *jobs, size_t n, int threads, int progress);
 
 /*
- * The same through the store's hash cache, keyed by (device, inode,
- * size, mtime in ns): an unchanged file is answered by one stat. rehash
- * forces a full read (and refreshes the cache). A file is entered in the
- * cache only when its stat did not change while it was read and its
- * mtime is more than HASH_RACY_NS older than the start of the read, so a
- * later write in the same timestamp tick cannot leave a stale entry.
- * s may be NULL (no cache).
+ * A cache may keep an answer only when the file's mtime is older than
+ * the start of its read by more than this (a later write in the same
+ * timestamp tick could otherwise leave a stale entry).
  */
 #define HASH_RACY_NS 2000000000LL
-struct store;
-int hash_files_cached(struct store *s, struct hash_job *jobs, size_t n,
-		      int rehash, int threads, int progress);
-/* One file through the cache; 0, or -1 after error(). */
-int hash_file_cached(struct store *s, const char *path, int rehash,
-		     char hex[SHA256_HEX_LEN + 1]);
+
+/* A file's modification and status-change times in nanoseconds. */
+struct stat;
+int64_t hash_mtime_ns(const struct stat *st);
+int64_t hash_ctime_ns(const struct stat *st);
+
 /* Frees the err messages of n jobs. */
 void hash_jobs_release(struct hash_job *jobs, size_t n);
 

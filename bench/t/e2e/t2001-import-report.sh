@@ -93,13 +93,23 @@ grep_in "$WORK/err" "tiny-stock-minimal.json': SHA-256 mismatch" "error names th
 expect_code 1 "tampered dir with a good one: nothing stored at all" \
 	"$SHIMBENCH" --db "$DB.2" import --mapping "$M2" --mapping "$M1" "$E2" "$T"
 [ ! -s "$DB.2" ] || [ "$(sqlite3 "$DB.2" 'select count(*) from sessions')" = 0 ] && ok "no partial import" || not_ok "partial import"
-expect_code 0 "--allow-tampered imports" "$SHIMBENCH" --db "$DB" import --allow-tampered --mapping "$M1" "$T"
-[ "$(sqlite3 "$DB" 'select tampered from sessions order by id desc limit 1')" = 1 ] && ok "session flagged tampered" || not_ok "not flagged"
-expect_code 0 "report of the tampered session" "$SHIMBENCH" --db "$DB" report --select "session=3"
+# --allow-tampered never counts the untouched files twice: into the store
+# that holds them already it is refused; into a new store it imports and
+# flags the session.
+expect_code 1 "--allow-tampered refuses what is already stored" \
+	"$SHIMBENCH" --db "$DB" import --allow-tampered --mapping "$M1" "$T"
+grep_in "$WORK/err" "already stored as run" "names the run that holds the output"
+[ "$(count sessions)" = "$before" ] && ok "nothing stored by the refused import" || not_ok "refused import stored something"
+TDB=$WORK/tampered.db
+expect_code 0 "--allow-tampered imports" "$SHIMBENCH" --db "$TDB" import --allow-tampered --mapping "$M1" "$T"
+[ "$(sqlite3 "$TDB" 'select tampered from sessions order by id desc limit 1')" = 1 ] && ok "session flagged tampered" || not_ok "not flagged"
+expect_code 0 "report of the tampered session" "$SHIMBENCH" --db "$TDB" report --select "session=1"
 grep_in "$WORK/out" "[tampered]" "report marks tampered data"
 expect_code 0 "sessions lists the store" "$SHIMBENCH" --db "$DB" sessions --format csv
 grep_in "$WORK/out" "1,import," "session 1 listed"
-check "three sessions, the third flagged tampered" sh -c "[ \$(grep -c ',import,' '$WORK/out') = 3 ] && grep -q '^3,.*,yes\$' '$WORK/out'"
+check "two sessions, none flagged tampered" sh -c "[ \$(grep -c ',import,' '$WORK/out') = 2 ] && ! grep -q ',yes\$' '$WORK/out'"
+expect_code 0 "sessions of the tampered store" "$SHIMBENCH" --db "$TDB" sessions --format csv
+check "its one session is flagged tampered" grep -q '^1,.*,yes$' "$WORK/out"
 
 # Bad input: clear errors, non-zero exits, nothing lost.
 expect_code 2 "missing directory" "$SHIMBENCH" --db "$DB" import "$WORK/nope"
@@ -115,7 +125,7 @@ mkdir -p "$WORK/nosums"; cp "$E1/tiny-host-minimal.json" "$WORK/nosums/"
 expect_code 2 "directory without SHA256SUMS" "$SHIMBENCH" --db "$DB" import --mapping "$M1" "$WORK/nosums"
 grep_in "$WORK/err" "has no SHA256SUMS" "unverifiable evidence refused"
 expect_code 2 "mappings and directories mismatch" "$SHIMBENCH" --db "$DB" import --mapping "$M1" "$E1" "$E2"
-[ "$(count sessions)" = 3 ] && ok "store intact after bad input" || not_ok "store changed"
+[ "$(count sessions)" = 2 ] && ok "store intact after bad input" || not_ok "store changed"
 expect_code 3 "report without a store" "$SHIMBENCH" --db "$WORK/none.db" report
 expect_code 2 "report with a bad format" "$SHIMBENCH" --db "$DB" report --format xml
 expect_code 2 "report with a bad selection" "$SHIMBENCH" --db "$DB" report --select "variant"

@@ -42,8 +42,11 @@ assert d["supportsFamily"]["5001"] is False and d["maxThreadgroupMemoryLength"] 
 # marker; the llama-bench rows are a real JSONL fixture.
 raw=$WORK/raw
 mkdir -p "$raw"
+# (two processes print two outputs: the same bytes twice would be
+# refused as one process counted twice)
 cp "$FIXTURES/llama-bench/gen-current.jsonl" "$raw/good.jsonl"
-cp "$FIXTURES/llama-bench/gen-current.jsonl" "$raw/bad.jsonl"
+sed 's/"avg_ts": *\([0-9]\)/"avg_ts": 1\1/' "$FIXTURES/llama-bench/gen-current.jsonl" >"$raw/bad.jsonl"
+cmp -s "$raw/good.jsonl" "$raw/bad.jsonl" && not_ok "bad.jsonl must differ from good.jsonl"
 cp "$WORK/shim.stderr" "$raw/good.stderr"
 cp "$WORK/refused.stderr" "$raw/bad.stderr"
 (cd "$raw" && sha256sum good.jsonl bad.jsonl good.stderr bad.stderr >SHA256SUMS)

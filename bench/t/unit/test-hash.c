@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
 #include "models/hash.h"
+#include "evidence/hashcache.h"
 #include "evidence/store.h"
 #include "base/util.h"
 

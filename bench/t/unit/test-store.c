@@ -44,11 +44,12 @@ add_run(struct store *s, int64_t sid, const char *variant, const char *role,
 	struct lb_row row = { 0 };
 	int64_t rid = 0;
 
+	/* literals: the record is never released */
 	r.session_id = sid;
-	r.variant = variant;
-	r.role = role;
-	r.model = "tiny";
-	r.status = "ok";
+	r.variant = (char *)variant;
+	r.role = (char *)role;
+	r.model = (char *)"tiny";
+	r.status = (char *)"ok";
 	r.exit_code = 0;
 	row.n_prompt = 64;
 	row.raw_json = "{}";
@@ -74,10 +75,10 @@ test_store_roundtrip(void)
 	size_t n;
 
 	CHECK(store_schema_version(s) >= 2);
-	sr.kind = "run";
-	sr.started_at = "2026-12-02T00:00:00Z";
-	sr.status = "running";
-	sr.content_hash = "abc";
+	sr.kind = (char *)"run";
+	sr.started_at = (char *)"2026-12-02T00:00:00Z";
+	sr.status = (char *)"running";
+	sr.content_hash = (char *)"abc";
 	CHECK(store_session_add(s, &sr, &sid) == 0);
 	CHECK(store_environment_add(s, sid, "here",
 				    "{\"os_build\":\"25F84\",\"cpu\":\"x\"}",
@@ -120,14 +121,16 @@ test_store_reopen_and_cache(void)
 	struct store *s = fresh();
 	char sha[65];
 
-	CHECK(store_hash_cache_get(s, 1, 2, 3, 4, sha) == 0);
-	CHECK(store_hash_cache_put(s, 1, 2, 3, 4, "/m", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef") == 0);
-	CHECK(store_hash_cache_get(s, 1, 2, 3, 4, sha) == 1);
-	CHECK(store_hash_cache_get(s, 1, 2, 3, 5, sha) == 0);
+	CHECK(store_hash_cache_get(s, 1, 2, 3, 4, 6, sha) == 0);
+	CHECK(store_hash_cache_put(s, 1, 2, 3, 4, 6, "/m", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef") == 0);
+	CHECK(store_hash_cache_get(s, 1, 2, 3, 4, 6, sha) == 1);
+	CHECK(store_hash_cache_get(s, 1, 2, 3, 5, 6, sha) == 0);
+	/* the same mtime with another ctime: edited in place, mtime restored */
+	CHECK(store_hash_cache_get(s, 1, 2, 3, 4, 7, sha) == 0);
 	store_close(s);
 	/* reopening migrates nothing and keeps the data */
 	CHECK(store_open(&s, dbpath) == 0);
-	CHECK(store_hash_cache_get(s, 1, 2, 3, 4, sha) == 1);
+	CHECK(store_hash_cache_get(s, 1, 2, 3, 4, 6, sha) == 1);
 	done(s);
 }
 

@@ -1,0 +1,156 @@
+#define _POSIX_C_SOURCE 200809L
+#include "evidence/derive.h"
+#include "evidence/caps.h"
+#include "evidence/llamabench.h"
+#include "evidence/mlxlm.h"
+#include "evidence/runrec.h"
+#include "base/json.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int
+derive_results(struct run_data *rd)
+{
+	const struct run_rec *r = &rd->r;
+	const char *name = r->stdout_path ? r->stdout_path : "stdout";
+	const char *text = r->stdout_text.p ? r->stdout_text.p : "";
+
+	lb_output_release(&rd->lb);
+	if (r->runtime && !strcmp(r->runtime, "mlx-lm"))
+		return mlx_parse(text, r->stdout_text.n, name, &rd->lb);
+	return lb_parse(text, r->stdout_text.n, name, &rd->lb);
+}
+
+static int
+blank(const char *s)
+{
+	for (; *s; s++)
+		if (*s != ' ' && *s != '\t' && *s != '\r' && *s != '\n')
+			return 0;
+	return 1;
+}
+
+/*
+ * The markers of expect_json (a JSON array of non-blank strings) into a
+ * vector that borrows from *doc; -1 after error() when it is anything else.
+ */
+static int
+markers_of(const struct run_rec *r, struct json **doc, const char ***out,
+	   size_t *n)
+{
+	const struct json *it;
+	const char *where = r->stdout_path ? r->stdout_path : "run";
+
+	*doc = NULL;
+	*out = NULL;
+	*n = 0;
+	if (!r->expect_json)
+		return 0;
+	*doc = json_parse(r->expect_json, strlen(r->expect_json), "expect");
+	if (!*doc)
+		return -1;
+	if (json_type(*doc) == JSON_NULL)
+		return 0;
+	if (json_type(*doc) != JSON_ARRAY)
+		return error("run '%s': 'expect' must be an array of markers",
+			     where);
+	*out = xcalloc(json_size(*doc) + 1, sizeof(char *));
+	JSON_FOR_EACH(it, *doc) {
+		const char *m = json_str(it);
+
+		if (!m || blank(m))
+			return error("run '%s': expect[%zu] is not a non-empty "
+				     "marker: an empty marker would verify any "
+				     "run", where, *n);
+		(*out)[(*n)++] = m;
+	}
+	return 0;
+}
+
+int
+derive_verification(struct run_data *rd)
+{
+	struct run_rec *r = &rd->r;
+	struct buf detail = BUF_INIT;
+	struct json *doc = NULL;
+	const char **markers = NULL;
+	const char *err = r->stderr_text.p ? r->stderr_text.p : "";
+	size_t n = 0, k;
+	int ok = 1, probe = 0, ret = -1;
+	char *caps;
+
+	if (markers_of(r, &doc, &markers, &n) < 0)
+		goto cleanup;
+	if (r->probe_expect_json && strcmp(r->probe_expect_json, "null")) {
+		if (r->probe_expect_json[0] != '{' ||
+		    !strcmp(r->probe_expect_json, "{}")) {
+			error("run '%s': 'probe_expect' must be a non-empty "
+			      "object", r->stdout_path ? r->stdout_path : "");
+			goto cleanup;
+		}
+		probe = 1;
+	}
+	caps = caps_parse(err, r->stderr_text.n);
+	if (r->probe_text.p) {
+		char *c = caps_with_probe(caps, r->probe_text.p, r->probe_text.n);
+		free(caps);
+		caps = c;
+	}
+	free(r->capabilities_json);
+	r->capabilities_json = caps;
+	free(r->verification);
+	free(r->verification_detail);
+	r->verification_detail = NULL;
+	if (!n && !probe) {
+		r->verification = xstrdup("not-required");
+		ret = 0;
+		goto cleanup;
+	}
+	if (n) {
+		ok = caps_verify(err, r->stderr_text.n, markers, n, &detail);
+		if (ok) {
+			buf_adds(&detail, "found");
+			for (k = 0; k < n; k++)
+				buf_addf(&detail, "%s'%s'", k ? ", " : " ",
+					 markers[k]);
+		}
+	}
+	if (probe) {
+		if (detail.len)
+			buf_adds(&detail, "; ");
+		if (!r->probe_text.p) {
+			buf_adds(&detail, "probe: no probe output recorded");
+			ok = 0;
+		} else if (caps_check_probe(r->probe_text.p, r->probe_text.n,
+					    r->probe_expect_json, &detail) != 1) {
+			ok = 0;
+		}
+	}
+	r->verification = xstrdup(ok ? "verified" : "unverified");
+	r->verification_detail = buf_detach(&detail, NULL);
+	ret = 0;
+cleanup:
+	free(markers);
+	json_free(doc);
+	buf_release(&detail);
+	return ret;
+}
+
+void
+derive_status(struct run_data *rd)
+{
+	struct run_rec *r = &rd->r;
+
+	if (r->status && strcmp(r->status, "ok"))
+		return;
+	free(r->status);
+	if (rd->lb.n == 0) {
+		r->status = xstrdup("failed");
+		if (!r->error)
+			r->error = xstrdup("no results in the output");
+	} else {
+		r->status = xstrdup(rd->lb.incomplete ? "incomplete" : "ok");
+	}
+}

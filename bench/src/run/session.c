@@ -1,0 +1,839 @@
+#define _POSIX_C_SOURCE 200809L
+#include "run/session.h"
+#include "run/plan.h"
+#include "run/schedule.h"
+#include "run/target.h"
+#include "run/tools.h"
+#include "run/transport.h"
+#include "run/variant.h"
+#include "evidence/bundle.h"
+#include "evidence/caps.h"
+#include "evidence/derive.h"
+#include "evidence/fingerprint.h"
+#include "evidence/runrec.h"
+#include "evidence/store.h"
+#include "models/hash.h"
+#include "base/json.h"
+#include "base/proc.h"
+#include "base/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct state {
+	struct store *s;
+	const struct plan *p;
+	const struct run_opts *o;
+	struct run_summary *sum;
+	struct tool *lbs;           /* llama-bench per target */
+	char **fps;                 /* fingerprint JSON per target */
+	int64_t *env_ids;
+	int *macos;                 /* per target: DYLD_INSERT_LIBRARIES */
+	int *model_bad;
+	char **model_sha;           /* per model: the SHA-256 verified */
+	int64_t *artifact_ids;
+	char **probe_rel;           /* per variant: the probe's output file */
+	struct rec_blob *probe;     /* per variant: its bytes */
+	double started, proc_time;
+	/* the running process, for ticks */
+	const struct job *cur;
+	size_t cur_seq, total;
+	double cur_started;
+};
+
+static void
+emit(const struct state *st, struct run_event *e)
+{
+	if (st->o->progress)
+		st->o->progress(st->o->progress_ctx, e);
+}
+
+static void
+note(const struct state *st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+note(const struct state *st, const char *fmt, ...)
+{
+	struct run_event e = { .kind = RUN_EV_NOTE };
+	struct buf b = BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	e.text = b.buf;
+	emit(st, &e);
+	buf_release(&b);
+}
+
+static size_t
+target_index(const struct plan *p, const char *name)
+{
+	return (size_t)(plan_target(p, name) - p->targets);
+}
+
+static void
+set_fact(struct state *st, size_t t, const char *key, const char *value)
+{
+	char *fp = fingerprint_set(st->fps[t], key, value);
+
+	free(st->fps[t]);
+	st->fps[t] = fp;
+}
+
+/* ---- pre-flight ---------------------------------------------------------------- */
+
+static int
+find_tools(struct state *st)
+{
+	const struct plan *p = st->p;
+	size_t i;
+
+	st->lbs = xcalloc(p->ntargets, sizeof(struct tool));
+	for (i = 0; i < p->ntargets; i++) {
+		const char *want = p->targets[i].llama_bench ?
+			p->targets[i].llama_bench : p->llama_bench;
+
+		if (transport_is_remote(&p->targets[i])) {
+			/* found by the remote shell: the path or PATH */
+			st->lbs[i].name = xstrdup("llama-bench");
+			st->lbs[i].path = xstrdup(want ? want : "llama-bench");
+			st->lbs[i].where = "target";
+			continue;
+		}
+		if (tool_find("llama-bench", want, &st->lbs[i]) < 0)
+			return RUN_ENV;
+	}
+	return 0;
+}
+
+static int
+check_markers(const struct plan *p)
+{
+	size_t v, k;
+
+	for (v = 0; v < p->nvariants; v++)
+		for (k = 0; k < p->variants[v].nexpect; k++) {
+			const char *m = p->variants[v].expect[k];
+			if (!*m || strspn(m, " \t\r\n") == strlen(m)) {
+				error("variant '%s': expect[%zu] is empty; an "
+				      "empty marker would verify any run",
+				      p->variants[v].name, k);
+				return RUN_BAD_PLAN;
+			}
+		}
+	return 0;
+}
+
+static int
+check_libraries(struct state *st)
+{
+	const struct plan *p = st->p;
+	size_t i;
+
+	for (i = 0; i < p->nvariants; i++) {
+		const struct plan_variant *v = &p->variants[i];
+		char have[65];
+
+		if (!v->inject_lib)
+			continue;
+		if (target_sha256(NULL, plan_target(p, v->target),
+				  v->inject_lib, have) < 0)
+			return RUN_ENV;   /* unreadable: not a mismatch */
+		if (strcasecmp(have, v->inject_sha256)) {
+			error("variant '%s': library '%s' has SHA-256 %s, the "
+			      "plan expects %s; refusing to run", v->name,
+			      v->inject_lib, have, v->inject_sha256);
+			return RUN_REFUSED;
+		}
+	}
+	return 0;
+}
+
+/* Fingerprints every target; *warnings collects pre-flight warnings. */
+static int
+fingerprint_targets(struct state *st, struct buf *warnings, int *nwarn)
+{
+	const struct plan *p = st->p;
+	size_t i, k;
+
+	st->fps = xcalloc(p->ntargets, sizeof(char *));
+	st->macos = xcalloc(p->ntargets, sizeof(int));
+	buf_adds(warnings, "[");
+	for (i = 0; i < p->ntargets; i++) {
+		const struct plan_target *t = &p->targets[i];
+		char *w = NULL, sha[65];
+		int have_sha;
+
+		if (target_fingerprint(t, &st->fps[i], &w) < 0)
+			return RUN_ENV;
+		set_fact(st, i, "llama_bench_path", st->lbs[i].path);
+		st->macos[i] = strstr(st->fps[i], "\"os_name\":\"macOS\"") != NULL;
+		have_sha = transport_is_remote(t) ?
+			strchr(st->lbs[i].path, '/') &&
+			target_sha256(NULL, t, st->lbs[i].path, sha) == 0 :
+			tool_binary_sha256(&st->lbs[i], sha) == 0;
+		if (have_sha)
+			set_fact(st, i, "llama_bench_sha256", sha);
+		for (k = 0; k < p->nvariants; k++)
+			if (p->variants[k].inject_lib &&
+			    !strcmp(p->variants[k].target, t->name))
+				set_fact(st, i, "shim_sha256",
+					 p->variants[k].inject_sha256);
+		if (strlen(w) > 2) {
+			if (warnings->len > 1)
+				buf_addch(warnings, ',');
+			buf_add(warnings, w + 1, strlen(w) - 2);
+			(*nwarn)++;
+		}
+		free(w);
+	}
+	buf_addch(warnings, ']');
+	return 0;
+}
+
+static int
+preflight(struct state *st, struct buf *warnings, int *nwarn)
+{
+	int rc;
+
+	if ((rc = check_markers(st->p)) < 0 || (rc = find_tools(st)) < 0 ||
+	    (rc = check_libraries(st)) < 0 ||
+	    (rc = fingerprint_targets(st, warnings, nwarn)) < 0)
+		return rc;
+	if (*nwarn)
+		note(st, "pre-flight warnings: %s", warnings->buf);
+	if (*nwarn && st->o->strict) {
+		error("--strict: refusing to run because of pre-flight "
+		      "warnings: %s", warnings->buf);
+		return RUN_REFUSED;
+	}
+	return 0;
+}
+
+/* ---- the session ------------------------------------------------------------------ */
+
+static int
+begin_session(struct state *st, const struct buf *warnings, int nwarn)
+{
+	const struct plan *p = st->p;
+	struct session_rec sr = { 0 };
+	struct buf plan_json = BUF_INIT;
+	char now[21], id[65], base[65];
+	size_t i;
+	int ret = RUN_ENV;
+
+	utc_now(now);
+	buf_addf(&plan_json, "%.*s,\"shimbench_seed\":%llu}",
+		 (int)strlen(p->json) - 1, p->json,
+		 (unsigned long long)st->o->seed);
+	sr.kind = xstrdup("run");
+	sr.started_at = xstrdup(now);
+	sr.status = xstrdup("running");
+	sr.source = st->o->source ? xstrdup(st->o->source) : NULL;
+	sr.plan_json = buf_detach(&plan_json, NULL);
+	sr.warnings_json = nwarn ? xstrdup(warnings->buf) : NULL;
+	sr.label = xstrdup(st->o->label ? st->o->label :
+			   p->name ? p->name : "run");
+	st->env_ids = xcalloc(p->ntargets, sizeof(int64_t));
+	if (store_begin(st->s) < 0)
+		goto cleanup;
+	store_session_add(st->s, &sr, &st->sum->session_id);
+	for (i = 0; i < p->ntargets; i++) {
+		fingerprint_identity(st->fps[i], id, base);
+		store_environment_add(st->s, st->sum->session_id,
+				      p->targets[i].name, st->fps[i], id, base,
+				      &st->env_ids[i]);
+	}
+	if (store_commit(st->s) == 0)
+		ret = 0;
+cleanup:
+	rec_release(sessionrec_fields, sessionrec_nfields, &sr);
+	return ret;
+}
+
+static int
+variant_on(const struct plan *p, const char *target)
+{
+	size_t v;
+
+	for (v = 0; v < p->nvariants; v++)
+		if (!strcmp(p->variants[v].target, target))
+			return 1;
+	return 0;
+}
+
+/* Models: hashed on every target that runs them, before any process. */
+static void
+verify_models(struct state *st)
+{
+	const struct plan *p = st->p;
+	size_t i, k;
+
+	st->model_bad = xcalloc(p->nmodels, sizeof(int));
+	st->model_sha = xcalloc(p->nmodels, sizeof(char *));
+	st->artifact_ids = xcalloc(p->nmodels, sizeof(int64_t));
+	for (i = 0; i < p->nmodels; i++) {
+		const struct plan_model *m = &p->models[i];
+		char have[65];
+
+		for (k = 0; k < p->ntargets && !st->model_bad[i]; k++) {
+			const struct plan_target *t = &p->targets[k];
+
+			if (!variant_on(p, t->name))
+				continue;
+			note(st, "verifying model '%s' (%s) on target '%s'",
+			     m->name, m->path, t->name);
+			if (target_sha256(st->s, t, m->path, have) < 0) {
+				st->model_bad[i] = 1;
+				buf_addf(&st->sum->problems, "model '%s': cannot "
+					 "read '%s' on target '%s'\n", m->name,
+					 m->path, t->name);
+			} else if (m->sha256 && strcasecmp(have, m->sha256)) {
+				error("model '%s': '%s' on target '%s' has "
+				      "SHA-256 %s, expected %s; skipping its "
+				      "runs", m->name, m->path, t->name, have,
+				      m->sha256);
+				buf_addf(&st->sum->problems, "model '%s': SHA-256 "
+					 "mismatch\n", m->name);
+				st->model_bad[i] = 1;
+			} else if (!st->model_sha[i]) {
+				st->model_sha[i] = xstrdup(have);
+				store_artifact_add(st->s, have, "model", m->path,
+						   -1, NULL, &st->artifact_ids[i]);
+			}
+		}
+		if (st->model_bad[i])
+			st->sum->failures++;
+	}
+}
+
+/* Capability probes: once per variant; the output goes into the bundle. */
+static int
+run_probes(struct state *st)
+{
+	const struct plan *p = st->p;
+	size_t i;
+
+	st->probe_rel = xcalloc(p->nvariants, sizeof(char *));
+	st->probe = xcalloc(p->nvariants, sizeof(struct rec_blob));
+	for (i = 0; i < p->nvariants; i++) {
+		const struct plan_variant *v = &p->variants[i];
+		const struct plan_target *t = plan_target(p, v->target);
+		struct buf detail = BUF_INIT;
+		char *out, *path;
+		size_t len;
+		int ok;
+
+		if (!v->probe_argv)
+			continue;
+		out = variant_probe(v, t, st->macos[target_index(p, t->name)],
+				    &len, &detail);
+		ok = 0;
+		if (out) {
+			st->probe_rel[i] = bundle_probe_path(v->name);
+			st->probe[i] = rec_blob_dup(out, len);
+			path = xstrfmt("%s/%s", st->o->bundle_dir,
+				       st->probe_rel[i]);
+			if (write_file_atomic(path, out, len) < 0) {
+				free(path);
+				free(out);
+				buf_release(&detail);
+				return RUN_ENV;
+			}
+			free(path);
+			buf_reset(&detail);
+			ok = caps_check_probe(out, len, v->probe_expect,
+					      &detail) == 1;
+		}
+		note(st, "variant %s: %s %s", v->name,
+		     ok ? "probe ok:" : "PROBE FAILED:", detail.buf);
+		free(out);
+		buf_release(&detail);
+	}
+	return 0;
+}
+
+/* ---- one process -------------------------------------------------------------------- */
+
+static void
+tick(void *ctx)
+{
+	struct state *st = ctx;
+	const struct plan *p = st->p;
+	struct run_event e = { .kind = RUN_EV_TICK };
+	double now = mono_now();
+
+	e.seq = st->cur_seq;
+	e.total = st->total;
+	e.variant = p->variants[st->cur->variant].name;
+	e.model = p->models[st->cur->model].name;
+	e.round = st->cur->round;
+	e.elapsed = now - st->started;
+	e.proc_elapsed = now - st->cur_started;
+	e.eta = st->sum->done ? st->proc_time / st->sum->done *
+		(double)(st->total - st->sum->done) - e.proc_elapsed : -1;
+	if (e.eta < 0 && st->sum->done)
+		e.eta = 0;
+	emit(st, &e);
+}
+
+/* JSON of a string vector, or NULL for an empty one. */
+static char *
+strv_json(const char *const *v, int empty_null)
+{
+	struct buf b = BUF_INIT;
+	struct jw w;
+	size_t i;
+
+	if (empty_null && (!v || !v[0]))
+		return NULL;
+	jw_init(&w, &b, 0);
+	jw_array(&w);
+	for (i = 0; v && v[i]; i++)
+		jw_str(&w, v[i]);
+	jw_end(&w);
+	return buf_detach(&b, NULL);
+}
+
+static char *
+env_json(const char *const *set, const char *const *unset)
+{
+	struct buf b = BUF_INIT;
+	struct jw w;
+	size_t i;
+
+	jw_init(&w, &b, 0);
+	jw_object(&w);
+	for (i = 0; set && set[i]; i++) {
+		const char *eq = strchr(set[i], '=');
+		char *k = xstrndup(set[i], (size_t)(eq - set[i]));
+		jw_kstr(&w, k, eq + 1);
+		free(k);
+	}
+	for (i = 0; unset && unset[i]; i++)
+		jw_knull(&w, unset[i]);
+	jw_end(&w);
+	return buf_detach(&b, NULL);
+}
+
+static const char *
+proc_status(const struct proc *pr, int write_failed, struct buf *err)
+{
+	if (pr->interrupted)
+		return "interrupted";
+	if (write_failed) {
+		buf_addf(err, "the raw output could not be written: %s",
+			 error_last());
+		return "failed";
+	}
+	if (pr->timed_out || pr->exec_errno || pr->signo) {
+		proc_describe(pr, err);
+		return pr->timed_out ? "timeout" : pr->signo ? "crashed" :
+			"failed";
+	}
+	if (pr->exit_code != 0) {
+		proc_describe(pr, err);
+		return "exited";
+	}
+	return "ok";
+}
+
+/* Reads back what really reached a raw file (the whole stream). */
+static void
+read_back(const char *path, struct rec_blob *b, char **sha)
+{
+	struct buf data = BUF_INIT;
+	char hex[65];
+
+	if (!file_exists(path) || buf_read_file(&data, path) < 0)
+		return;
+	hash_buf_sha256(data.buf, data.len, hex);
+	b->n = data.len;
+	b->p = buf_detach(&data, NULL);
+	*sha = xstrdup(hex);
+}
+
+/* Checks the rows against the manifest's facts of the model. */
+static void
+check_model_facts(const struct plan_model *m, struct run_data *rd)
+{
+	size_t i;
+
+	for (i = 0; i < rd->lb.n; i++) {
+		const struct lb_row *row = &rd->lb.rows[i];
+
+		if ((m->model_size >= 0 && row->model_size >= 0 &&
+		     row->model_size != m->model_size) ||
+		    (m->n_params >= 0 && row->model_n_params >= 0 &&
+		     row->model_n_params != m->n_params)) {
+			char *e = xstrfmt("%s%sllama-bench reports model_size "
+					  "%lld and n_params %lld; the manifest "
+					  "says %lld and %lld",
+					  rd->r.error ? rd->r.error : "",
+					  rd->r.error ? "; " : "",
+					  (long long)row->model_size,
+					  (long long)row->model_n_params,
+					  m->model_size, m->n_params);
+			free(rd->r.error);
+			rd->r.error = e;
+			free(rd->r.status);
+			rd->r.status = xstrdup("failed");
+			return;
+		}
+	}
+}
+
+/* The run record of a finished process, derived from its raw files. */
+static void
+derive(struct state *st, const struct job *j, struct run_data *rd,
+       const struct proc *pr, int write_failed)
+{
+	const struct plan *p = st->p;
+	const struct plan_variant *v = &p->variants[j->variant];
+	struct run_rec *r = &rd->r;
+	struct buf err = BUF_INIT;
+	const char *status = proc_status(pr, write_failed, &err);
+
+	r->status = xstrdup(status);
+	r->exit_code = pr->exit_code;
+	r->signal = pr->signo;
+	r->timed_out = pr->timed_out;
+	r->wall_s = pr->wall;
+	if (derive_results(rd) < 0) {
+		buf_addf(&err, "%sunparseable output: %s", err.len ? "; " : "",
+			 error_last());
+		if (!strcmp(r->status, "ok")) {
+			free(r->status);
+			r->status = xstrdup("failed");
+		}
+	}
+	if (!strcmp(r->status, "exited")) {
+		free(r->status);
+		r->status = xstrdup(rd->lb.n ? "incomplete" : "failed");
+	}
+	if (err.len)
+		r->error = buf_detach(&err, NULL);
+	buf_release(&err);
+	if (v->nexpect)
+		r->expect_json = strv_json((const char *const *)v->expect, 1);
+	if (v->probe_argv) {
+		r->probe_expect_json = xstrdup(v->probe_expect ?
+					       v->probe_expect : "null");
+		if (st->probe_rel[j->variant]) {
+			r->probe_path = xstrdup(st->probe_rel[j->variant]);
+			r->probe_text = rec_blob_dup(st->probe[j->variant].p,
+						     st->probe[j->variant].n);
+		}
+	}
+	derive_verification(rd);
+	check_model_facts(&p->models[j->model], rd);
+	derive_status(rd);
+}
+
+static void
+add_build(struct state *st, size_t t, const struct run_data *rd)
+{
+	char build[160];
+
+	if (!rd->lb.n || strstr(st->fps[t], "\"llama_build\""))
+		return;
+	snprintf(build, sizeof(build), "b%ld (%s)", rd->lb.rows[0].build_number,
+		 rd->lb.rows[0].build_commit);
+	set_fact(st, t, "llama_build", build);
+}
+
+static int
+store_run(struct state *st, const struct run_data *rd)
+{
+	int64_t run_id;
+	size_t i;
+
+	if (store_begin(st->s) < 0)
+		return -1;
+	store_run_add(st->s, &rd->r, &run_id);
+	for (i = 0; i < rd->lb.n; i++)
+		store_result_add(st->s, run_id, (int)i, &rd->lb.rows[i], NULL);
+	return store_commit(st->s);
+}
+
+static void
+count(struct state *st, const struct job *j, const struct run_data *rd,
+      size_t seq)
+{
+	const char *v = st->p->variants[j->variant].name;
+	const char *m = st->p->models[j->model].name;
+	const struct run_rec *r = &rd->r;
+
+	if (!strcmp(r->verification, "unverified")) {
+		st->sum->unverified++;
+		buf_addf(&st->sum->problems, "run %zu (variant '%s', model "
+			 "'%s'): injection not verified: %s\n", seq, v, m,
+			 r->verification_detail ? r->verification_detail : "");
+	}
+	if (strcmp(r->status, "ok")) {
+		st->sum->failures++;
+		buf_addf(&st->sum->problems, "run %zu (variant '%s', model "
+			 "'%s'): %s%s%s\n", seq, v, m, r->status,
+			 r->error ? ": " : "", r->error ? r->error : "");
+	}
+}
+
+/* Fills the run's identity: who, what, with which arguments and files. */
+static void
+describe_run(struct state *st, const struct job *j, size_t seq,
+	     struct run_rec *r, const char *const *argv,
+	     const char *const *env)
+{
+	const struct plan *p = st->p;
+	const struct plan_model *m = &p->models[j->model];
+	const struct plan_variant *v = &p->variants[j->variant];
+	size_t t = target_index(p, v->target);
+
+	r->session_id = st->sum->session_id;
+	r->environment_id = st->env_ids[t];
+	r->artifact_id = st->artifact_ids[j->model];
+	r->target = xstrdup(v->target);
+	r->variant = xstrdup(v->name);
+	r->role = xstrdup(v->role);
+	r->model = xstrdup(m->name);
+	r->model_label = xstrdup(m->label);
+	r->model_sha256 = st->model_sha[j->model] ?
+		xstrdup(st->model_sha[j->model]) : NULL;
+	r->runtime = xstrdup("llama.cpp");
+	r->seq = (int64_t)seq;
+	r->argv_json = strv_json(argv, 0);
+	r->env_json = env_json(env, (const char *const *)v->env_unset);
+	bundle_run_paths((int)seq, v->name, m->name, &r->stdout_path,
+			 &r->stderr_path);
+}
+
+/* llama-bench -m MODEL ARGS... -o jsonl */
+static const char **
+lb_argv(const struct state *st, const struct job *j)
+{
+	const struct plan *p = st->p;
+	const struct plan_variant *v = &p->variants[j->variant];
+	size_t n = 0, na = 0, i;
+	const char **argv;
+
+	while (p->args[n])
+		n++;
+	argv = xcalloc(n + 6, sizeof(char *));
+	argv[na++] = st->lbs[target_index(p, v->target)].path;
+	argv[na++] = "-m";
+	argv[na++] = p->models[j->model].path;
+	for (i = 0; i < n; i++)
+		argv[na++] = p->args[i];
+	argv[na++] = "-o";
+	argv[na++] = "jsonl";
+	return argv;
+}
+
+/* Runs one process of the plan and stores it; -1 on a store error. */
+static int
+run_one(struct state *st, const struct job *j, size_t seq)
+{
+	const struct plan *p = st->p;
+	const struct plan_variant *v = &p->variants[j->variant];
+	const struct plan_target *t = plan_target(p, v->target);
+	size_t ti = target_index(p, t->name);
+	struct run_event e = { .kind = RUN_EV_BEGIN };
+	struct run_data rd = { 0 };
+	struct transport_cmd tc = { 0 };
+	struct proc pr = PROC_INIT;
+	const char **argv = lb_argv(st, j), **env;
+	char *inj = NULL, *out_path, *err_path;
+	int ret = -1, write_failed;
+
+	env = variant_env(v, st->macos[ti], &inj);
+	describe_run(st, j, seq, &rd.r, argv, env);
+	out_path = xstrfmt("%s/%s", st->o->bundle_dir, rd.r.stdout_path);
+	err_path = xstrfmt("%s/%s", st->o->bundle_dir, rd.r.stderr_path);
+	if (transport_wrap(t, argv, env, (const char *const *)v->env_unset,
+			   &tc) < 0)
+		goto cleanup;
+	pr.argv = (const char *const *)tc.argv;
+	pr.env_set = (const char *const *)tc.env_set;
+	pr.env_unset = (const char *const *)tc.env_unset;
+	pr.timeout = t->timeout > 0 ? t->timeout : p->timeout;
+	pr.stdout_path = out_path;
+	pr.stderr_path = err_path;
+	pr.tick = tick;
+	pr.tick_ctx = st;
+	st->cur = j;
+	st->cur_seq = seq;
+	st->cur_started = mono_now();
+	e.seq = seq;
+	e.total = st->total;
+	e.variant = v->name;
+	e.model = p->models[j->model].name;
+	e.round = j->round;
+	e.elapsed = st->cur_started - st->started;
+	e.eta = st->sum->done ? st->proc_time / st->sum->done *
+		(double)(st->total - st->sum->done) : -1;
+	emit(st, &e);
+	write_failed = proc_run(&pr) < 0 && !pr.exec_errno;
+	if (tc.merged)
+		transport_split(out_path, err_path);
+	read_back(out_path, &rd.r.stdout_text, &rd.r.stdout_sha256);
+	read_back(err_path, &rd.r.stderr_text, &rd.r.stderr_sha256);
+	st->proc_time += pr.wall;
+	st->sum->done++;
+	if (pr.interrupted)
+		st->sum->interrupted = 1;
+	derive(st, j, &rd, &pr, write_failed);
+	add_build(st, ti, &rd);
+	if (store_run(st, &rd) < 0)
+		goto cleanup;
+	count(st, j, &rd, seq);
+	e.kind = RUN_EV_END;
+	e.status = rd.r.status;
+	e.verification = v->nexpect || v->probe_argv ? rd.r.verification : NULL;
+	e.wall = pr.wall;
+	emit(st, &e);
+	ret = 0;
+cleanup:
+	rec_release(runrec_fields, runrec_nfields, &rd.r);
+	lb_output_release(&rd.lb);
+	proc_release(&pr);
+	transport_cmd_free(&tc);
+	free(argv);
+	free(env);
+	free(inj);
+	free(out_path);
+	free(err_path);
+	return ret;
+}
+
+/* ---- finish --------------------------------------------------------------------------- */
+
+static int
+finish(struct state *st, int store_failed)
+{
+	const struct plan *p = st->p;
+	struct session_data d;
+	char id[65], base[65];
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < p->ntargets; i++) {
+		fingerprint_identity(st->fps[i], id, base);
+		if (store_environment_update(st->s, st->env_ids[i], st->fps[i],
+					     id, base) < 0)
+			ret = -1;
+	}
+	st->sum->status = st->sum->interrupted ? "interrupted" :
+		(st->sum->failures || st->sum->unverified || store_failed ||
+		 ret) ? "failed" : "ok";
+	if (store_session_finish(st->s, st->sum->session_id,
+				 st->sum->status) < 0)
+		ret = -1;
+	/* The content hash makes an import of this session's bundle a no-op. */
+	if (store_session_load(st->s, st->sum->session_id, &d) == 0) {
+		bundle_content_hash(&d, id);
+		if (store_session_set_hash(st->s, st->sum->session_id, id) < 0)
+			ret = -1;
+		session_data_release(&d);
+	} else {
+		ret = -1;
+	}
+	return ret;
+}
+
+static void
+state_release(struct state *st)
+{
+	const struct plan *p = st->p;
+	size_t i;
+
+	for (i = 0; st->lbs && i < p->ntargets; i++)
+		tool_release(&st->lbs[i]);
+	for (i = 0; st->fps && i < p->ntargets; i++)
+		free(st->fps[i]);
+	for (i = 0; st->model_sha && i < p->nmodels; i++)
+		free(st->model_sha[i]);
+	for (i = 0; st->probe_rel && i < p->nvariants; i++) {
+		free(st->probe_rel[i]);
+		free(st->probe[i].p);
+	}
+	free(st->lbs);
+	free(st->fps);
+	free(st->env_ids);
+	free(st->macos);
+	free(st->model_bad);
+	free(st->model_sha);
+	free(st->artifact_ids);
+	free(st->probe_rel);
+	free(st->probe);
+}
+
+int
+run_session(struct store *s, const struct plan *p, const struct run_opts *o,
+	    struct run_summary *sum)
+{
+	struct state st = { .s = s, .p = p, .o = o, .sum = sum };
+	struct buf warnings = BUF_INIT;
+	struct job *jobs = NULL;
+	size_t njobs = 0, i;
+	int rc, nwarn = 0, store_failed = 0;
+	char *runs = xstrfmt("%s/runs", o->bundle_dir);
+
+	memset(sum, 0, sizeof(*sum));
+	buf_init(&sum->problems, 0);
+	sum->status = "failed";
+	rc = preflight(&st, &warnings, &nwarn);
+	if (rc == 0 && mkdir_p(runs) < 0)
+		rc = RUN_ENV;
+	if (rc == 0)
+		rc = begin_session(&st, &warnings, nwarn);
+	if (rc < 0)
+		goto cleanup;
+	verify_models(&st);
+	if (run_probes(&st) < 0)
+		store_failed = 1;
+	jobs = schedule(p, o->seed, &njobs);
+	st.total = sum->processes = njobs;
+	{
+		struct run_event e = { .kind = RUN_EV_SESSION };
+		char *text = xstrfmt("%s order, seed %llu, llama-bench %s (%s)",
+				     p->interleaved ? "interleaved" : "grouped",
+				     (unsigned long long)o->seed,
+				     st.lbs[0].path, st.lbs[0].where);
+		e.session = sum->session_id;
+		e.total = njobs;
+		e.text = text;
+		emit(&st, &e);
+		free(text);
+	}
+	proc_catch_interrupts();
+	st.started = mono_now();
+	for (i = 0; i < njobs && !sum->interrupted && !store_failed; i++) {
+		if (st.model_bad[jobs[i].model])
+			continue;
+		if (proc_interrupted()) {
+			sum->interrupted = 1;
+			break;
+		}
+		if (run_one(&st, &jobs[i], i + 1) < 0)
+			store_failed = 1;
+	}
+	if (finish(&st, store_failed) < 0 || store_failed)
+		rc = RUN_ENV;
+cleanup:
+	free(jobs);
+	free(runs);
+	buf_release(&warnings);
+	state_release(&st);
+	return rc;
+}
+
+void
+run_summary_release(struct run_summary *sum)
+{
+	buf_release(&sum->problems);
+}

@@ -1,0 +1,41 @@
+#ifndef RUN_TARGET_H
+#define RUN_TARGET_H
+
+/*
+ * One command on a target, through its transport: capture a command's
+ * stdout, hash a file there, fingerprint the target.
+ */
+
+#include "models/hash.h"
+
+struct plan_target;
+struct store;
+struct buf;
+struct transport_cmd;
+
+/*
+ * Runs argv on target t (no extra environment) and appends its stdout to
+ * out. 0, or -1 after error() naming what failed (what) and where.
+ */
+int target_capture(const struct plan_target *t, const char *const *argv,
+		   double timeout, const char *what, struct buf *out);
+
+/*
+ * SHA-256 of a file on the target: read here for a local target (through
+ * the store's hash cache when s is not NULL), by sha256sum or shasum
+ * there for a remote one. 0, or -1 after error().
+ */
+int target_sha256(struct store *s, const struct plan_target *t,
+		  const char *path, char hex[SHA256_HEX_LEN + 1]);
+
+/*
+ * Runs the fingerprint probe on t: *fp gets the fingerprint JSON and
+ * *warnings the pre-flight warnings (a JSON array), both malloc'd.
+ */
+int target_fingerprint(const struct plan_target *t, char **fp,
+		       char **warnings);
+
+/* A merged transport's stdout: keeps what comes before the separator. */
+void target_cut_merged(const struct transport_cmd *tc, struct buf *out);
+
+#endif
