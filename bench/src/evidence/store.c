@@ -1190,3 +1190,10 @@ store_latest_session_base(struct store *s, const char *base,
 	s->nErr = 0;
 	return found;
 }
+
+/* doctor */
+const char *
+store_sqlite_version(void)
+{
+	return sqlite3_libversion();
+}
