@@ -907,3 +907,9 @@ jw_knull(struct jw *w, const char *key)
 	jw_key(w, key);
 	jw_null(w);
 }
+
+const char *
+json_backend_version(void)
+{
+	return cJSON_Version();
+}

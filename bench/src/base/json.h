@@ -202,4 +202,7 @@ void jw_knull(struct jw *w, const char *key);
 /* Appends s as a JSON string literal to b (the writer's escaping). */
 void json_quote(struct buf *b, const char *s);
 
+/* The version of the parser underneath ("1.7.15"); static text. */
+const char *json_backend_version(void);
+
 #endif

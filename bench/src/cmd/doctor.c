@@ -4,13 +4,13 @@
 #endif
 #include "cmd/cmd.h"
 #include "models/hash.h"
+#include "base/json.h"
 #include "base/proc.h"
 #include "evidence/store.h"
 #include "run/tools.h"
 #include "base/util.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,34 +18,50 @@
 #include <unistd.h>
 
 /*
- * doctor reports the versions of the libraries shimbench is linked with,
- * so it includes their headers for exactly that.
+ * doctor reports the version of the crypto library shimbench is linked
+ * with, so it includes its header for exactly that.
  */
-#include <cjson/cJSON.h>
-#include <sqlite3.h>
 #if !defined(__APPLE__)
 #include <openssl/crypto.h>
 #endif
 
-const char usage_doctor[] =
-	"usage: shimbench doctor [--json] [--llama-bench PATH]\n"
-	"\n"
-	"Reports, one line each, what shimbench needs and finds: llama-bench\n"
-	"(path, where it was found, SHA-256 of the binary it runs, build,\n"
-	"devices), llama-quantize, gnuplot, SQLite, cJSON, OpenSSL, the ssh\n"
-	"client, chromium, and the store (--db): whether it opens and its\n"
-	"schema version. Each missing piece comes with the command that fixes\n"
-	"it.\n"
-	"\n"
-	"llama-bench is looked up in this order: --llama-bench, $LLAMA_BENCH,\n"
-	"PATH, the provisioned .llama/bin/llama-bench (make llama-bench), and\n"
-	"on macOS Homebrew.\n"
-	"\n"
-	"  --json               one JSON object instead of lines\n"
-	"  --llama-bench PATH   check this llama-bench\n"
-	"\n"
-	"Exit: 0 when the essentials (llama-bench, the store) are usable,\n"
-	"3 otherwise.\n";
+struct doctor_opts {
+	const char *llama_bench;
+	int json;
+};
+
+#define DO struct doctor_opts
+static const struct opt doctor_opts[] = {
+	OPT_F("json", 0, DO, json, "one JSON object instead of lines"),
+	OPT_S("llama-bench", 0, DO, llama_bench, "PATH",
+	      "check this llama-bench"),
+	OPT_END
+};
+
+static int doctor_main(int argc, char **argv, struct cmd_ctx *ctx);
+
+const struct command cmd_doctor = {
+	.name = "doctor",
+	.fn = doctor_main,
+	.summary = "what is installed, found and reachable; how to fix the rest",
+	.synopsis = "[--json] [--llama-bench PATH]",
+	.description =
+		"Reports, one line each, what shimbench needs and finds: llama-bench\n"
+		"(path, where it was found, SHA-256 of the binary it runs, build,\n"
+		"devices), llama-quantize, gnuplot, SQLite, cJSON, OpenSSL, the ssh\n"
+		"client, chromium, and the store (--db): whether it opens and its\n"
+		"schema version. Each missing piece comes with the command that fixes\n"
+		"it.\n"
+		"\n"
+		"llama-bench is looked up in this order: --llama-bench, $LLAMA_BENCH,\n"
+		"PATH, the provisioned .llama/bin/llama-bench (make llama-bench), and\n"
+		"on macOS Homebrew.\n",
+	.opts = doctor_opts,
+	.epilogue =
+		"Exit: 0 when the essentials (llama-bench, the store) are usable,\n"
+		"3 otherwise.\n",
+	.max_args = 0,
+};
 
 struct check {
 	const char *name;
@@ -400,109 +416,86 @@ check_store(struct check *c, const char *path)
 	store_close(s);
 }
 
-static void
-print_json_field(struct buf *b, const char *key, const char *value)
-{
-	if (!value)
-		return;
-	buf_addf(b, ", \"%s\": ", key);
-	buf_add_json_str(b, value);
-}
-
+/* The checks as one JSON object: {"ok": …, "checks": [{…}, …]}. */
 static void
 print_json(const struct check *v, size_t n, int ok)
 {
 	struct buf b = BUF_INIT;
+	struct jw w;
 	size_t i;
 
-	buf_addf(&b, "{\"ok\": %s, \"checks\": [", ok ? "true" : "false");
+	jw_init(&w, &b, 1);
+	jw_object(&w);
+	jw_kbool(&w, "ok", ok);
+	jw_key(&w, "checks");
+	jw_array(&w);
 	for (i = 0; i < n; i++) {
 		const struct check *c = &v[i];
+		const struct {
+			const char *key, *value;
+		} field[] = {
+			{ "detail", c->detail }, { "fix", c->fix },
+			{ "path", c->path }, { "where", c->where },
+			{ "binary", c->binary }, { "sha256", c->sha256 },
+			{ "version", c->build },
+		};
+		size_t k;
 
-		buf_adds(&b, i ? ",\n  {" : "\n  {");
-		buf_adds(&b, "\"name\": ");
-		buf_add_json_str(&b, c->name);
-		print_json_field(&b, "status", c->status);
-		buf_addf(&b, ", \"essential\": %s",
-			 c->essential ? "true" : "false");
-		print_json_field(&b, "detail", c->detail);
-		print_json_field(&b, "fix", c->fix);
-		print_json_field(&b, "path", c->path);
-		print_json_field(&b, "where", c->where);
-		print_json_field(&b, "binary", c->binary);
-		print_json_field(&b, "sha256", c->sha256);
-		print_json_field(&b, "version", c->build);
+		jw_object(&w);
+		jw_kstr(&w, "name", c->name);
+		jw_kstr(&w, "status", c->status);
+		jw_kbool(&w, "essential", c->essential);
+		for (k = 0; k < ARRAY_SIZE(field); k++)
+			if (field[k].value)
+				jw_kstr(&w, field[k].key, field[k].value);
 		if (c->have_devices) {
-			const char *p = c->devices.buf;
+			const char *p = c->devices.buf, *nl;
 
-			buf_adds(&b, ", \"devices\": [");
-			while (*p) {
-				const char *nl = strchr(p, '\n');
-				char *dev = xstrndup(p, (size_t)(nl - p));
-
-				if (p != c->devices.buf)
-					buf_adds(&b, ", ");
-				buf_add_json_str(&b, dev);
-				free(dev);
-				p = nl + 1;
-			}
-			buf_addch(&b, ']');
+			jw_key(&w, "devices");
+			jw_array(&w);
+			for (; (nl = strchr(p, '\n')); p = nl + 1)
+				jw_strn(&w, p, (size_t)(nl - p));
+			jw_end(&w);
 		}
 		if (c->schema >= 0)
-			buf_addf(&b, ", \"schema_version\": %d", c->schema);
-		buf_addch(&b, '}');
+			jw_kint(&w, "schema_version", c->schema);
+		jw_end(&w);
 	}
-	buf_adds(&b, "\n]}\n");
+	jw_end(&w);
+	jw_end(&w);
+	buf_addch(&b, '\n');
 	fputs(b.buf, stdout);
 	buf_release(&b);
 }
 
 static int
-cmd_doctor_main(int argc, char **argv, struct cmd_ctx *ctx)
+doctor_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "llama-bench", required_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *explicit = NULL;
+	struct doctor_opts o = { 0 };
+	const char **args = NULL;
+	size_t nargs;
 	struct check *v = NULL, *c;
 	size_t n = 0, i;
-	int json = 0, ok = 1, opt;
+	int ok = 1, rc;
 
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			json = 1;
-			break;
-		case 'L':
-			explicit = optarg;
-			break;
-		case 'h':
-			return cmd_help(usage_doctor);
-		default:
-			return cmd_usage_error_name("doctor", "unknown option '%s'",
-					       argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cmd_usage_error_name("doctor", "unexpected argument '%s'",
-				       argv[optind]);
+	rc = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
+	if (rc)
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	free(args);
 
 	check_llama_tool(add_check(&v, &n, "llama-bench", 1), "llama-bench",
-			 explicit, 1);
+			 o.llama_bench, 1);
 	check_llama_tool(add_check(&v, &n, "llama-quantize", 0),
 			 "llama-quantize", NULL, 0);
 	check_program(add_check(&v, &n, "gnuplot", 0), "gnuplot", "--version",
 		      "gnuplot", FIX("gnuplot-nox", "gnuplot"));
 
 	c = add_check(&v, &n, "sqlite", 0);
-	c->detail = xstrfmt("SQLite %s", sqlite3_libversion());
-	c->build = xstrdup(sqlite3_libversion());
+	c->detail = xstrfmt("SQLite %s", store_sqlite_version());
+	c->build = xstrdup(store_sqlite_version());
 	c = add_check(&v, &n, "cjson", 0);
-	c->detail = xstrfmt("cJSON %s", cJSON_Version());
-	c->build = xstrdup(cJSON_Version());
+	c->detail = xstrfmt("cJSON %s", json_backend_version());
+	c->build = xstrdup(json_backend_version());
 	c = add_check(&v, &n, "crypto", 0);
 #if defined(__APPLE__)
 	c->detail = xstrdup("CommonCrypto (system)");
@@ -519,7 +512,7 @@ cmd_doctor_main(int argc, char **argv, struct cmd_ctx *ctx)
 	for (i = 0; i < n; i++)
 		if (v[i].essential && strcmp(v[i].status, "ok"))
 			ok = 0;
-	if (json) {
+	if (o.json) {
 		print_json(v, n, ok);
 	} else {
 		for (i = 0; i < n; i++) {
@@ -540,5 +533,3 @@ cmd_doctor_main(int argc, char **argv, struct cmd_ctx *ctx)
 	free(v);
 	return ok ? EXIT_OK : EXIT_ENV;
 }
-
-LEGACY_COMMAND(doctor, "what is installed, found and reachable; how to fix the rest", cmd_doctor_main, usage_doctor);

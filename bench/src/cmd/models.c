@@ -11,7 +11,6 @@
 #include "base/util.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,46 +18,176 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char usage_models[] =
-	"usage: shimbench models info [--json] [--tensors] FILE\n"
-	"       shimbench models synth SHAPE -o FILE [--type f32|f16|q8_0]\n"
-	"                              [--seed N] [--quantize TYPE]\n"
-	"       shimbench models synth --list\n"
-	"       shimbench models verify [--dir DIR] [--manifest PATH]\n"
-	"                               [--rehash] [NAME...]\n"
-	"       shimbench models hash [--rehash] [--no-cache] [--verbose]\n"
-	"                             [-j N] FILE...\n"
-	"\n"
-	"info     GGUF header facts: version, counts, every metadata key,\n"
-	"         architecture, file type, and the parameter count and\n"
-	"         tensor-data size llama-bench reports (model_n_params,\n"
-	"         model_size). Reads only the header and tensor infos.\n"
-	"synth    writes a deterministic synthetic model of a known shape\n"
-	"         (same bytes on every machine); --quantize runs llama-quantize\n"
-	"         on it (Q4_K_M, Q4_0, ...). Shapes: see --list.\n"
-	"verify   checks model files against models/manifest.json: size, GGUF\n"
-	"         model_size and parameter count, and SHA-256 (through the\n"
-	"         hash cache); exit 1 on a mismatch.\n"
-	"hash     prints 'sha256  path' lines like sha256sum, through the\n"
-	"         store's hash cache: an unchanged file costs one stat.\n"
-	"\n"
-	"options:\n"
-	"  --json         info as one JSON object\n"
-	"  --tensors      info also lists every tensor\n"
-	"  -o FILE        synth output\n"
-	"  --type T       synth tensor type for the weights (default f16)\n"
-	"  --seed N       synth PRNG seed (default 0)\n"
-	"  --quantize T   synth, then llama-quantize to T (found as\n"
-	"                 $LLAMA_QUANTIZE, on PATH, or .llama/bin/llama-quantize\n"
-	"                 from 'make llama-bench')\n"
-	"  --dir DIR      verify: where model files are (default models)\n"
-	"  --manifest P   verify: manifest (default $SHIMBENCH_MANIFEST or\n"
-	"                 models/manifest.json)\n"
-	"  --rehash       read every file again, ignoring the cache\n"
-	"  --no-cache     hash: do not use the store at all\n"
-	"  --verbose      hash, verify: say on stderr whether each answer came\n"
-	"                 from the cache\n"
-	"  -j N           files hashed in parallel (default: online CPUs)\n";
+/*
+ * Four subcommands, each its own entry with its own option table, so
+ * `shimbench models SUB --help` shows exactly the options SUB parses.
+ */
+static int models_info(int argc, char **argv, struct cmd_ctx *ctx);
+static int models_synth(int argc, char **argv, struct cmd_ctx *ctx);
+static int models_verify(int argc, char **argv, struct cmd_ctx *ctx);
+static int models_hash(int argc, char **argv, struct cmd_ctx *ctx);
+
+/* Every whole number up to 2^53 - 1 is exact in the double of a range. */
+#define MAX_EXACT 9007199254740991.0
+
+struct info_opts {
+	int json, tensors;
+};
+
+static const struct opt info_opts[] = {
+	OPT_F("json", 0, struct info_opts, json, "one JSON object"),
+	OPT_F("tensors", 0, struct info_opts, tensors,
+	      "also list every tensor: name, type, shape, bytes (not with "
+	      "--json)"),
+	OPT_END
+};
+
+static const struct command cmd_models_info = {
+	.name = "models info",
+	.fn = models_info,
+	.summary = "GGUF header facts",
+	.synopsis = "[--json] [--tensors] FILE",
+	.description =
+		"GGUF header facts: version, counts, every metadata key,\n"
+		"architecture, file type, and the parameter count and\n"
+		"tensor-data size llama-bench reports (model_n_params,\n"
+		"model_size). Reads only the header and tensor infos.\n",
+	.opts = info_opts,
+	.epilogue =
+		"Exit: 0, or 2 when FILE is not a valid GGUF file (the error\n"
+		"names the byte offset).\n",
+	.min_args = 1,
+	.max_args = 1,
+};
+
+struct synth_opts {
+	const char *output, *type, *quantize;
+	long seed;
+	int list;
+};
+
+#define SO struct synth_opts
+static const struct opt synth_opts[] = {
+	OPT_S("output", 'o', SO, output, "FILE", "where to write the model"),
+	OPT_C("type", 0, SO, type, "T", "f32|f16|q8_0",
+	      "f32, f16 or q8_0: the tensor type of the weights (default "
+	      "f16; other types through --quantize)"),
+	OPT_I("seed", 0, SO, seed, "N", 0, MAX_EXACT,
+	      "PRNG seed (default 0)"),
+	OPT_S("quantize", 0, SO, quantize, "TYPE",
+	      "then llama-quantize to TYPE (Q4_K_M, Q4_0, ...; found as "
+	      "$LLAMA_QUANTIZE, on PATH, or .llama/bin/llama-quantize from "
+	      "'make llama-bench')"),
+	OPT_F("list", 0, SO, list, "list the shapes"),
+	OPT_END
+};
+
+static const struct command cmd_models_synth = {
+	.name = "models synth",
+	.fn = models_synth,
+	.summary = "a deterministic synthetic model of a known shape",
+	.synopsis = "SHAPE -o FILE [--type f32|f16|q8_0]\n"
+		"                              [--seed N] [--quantize TYPE]\n"
+		"       shimbench models synth --list",
+	.description =
+		"Writes a deterministic synthetic model of a known shape\n"
+		"(same bytes on every machine); --quantize runs llama-quantize\n"
+		"on it (Q4_K_M, Q4_0, ...). Shapes: see --list.\n",
+	.opts = synth_opts,
+	.max_args = 1,
+};
+
+struct verify_opts {
+	const char *dir, *manifest;
+	int rehash, verbose;
+};
+
+#define VO struct verify_opts
+static const struct opt verify_opts[] = {
+	OPT_S("dir", 0, VO, dir, "DIR",
+	      "where model files are (default models)"),
+	OPT_S("manifest", 0, VO, manifest, "PATH",
+	      "the manifest (default $SHIMBENCH_MANIFEST or "
+	      "models/manifest.json)"),
+	OPT_F("rehash", 0, VO, rehash,
+	      "read every file again, ignoring the cache"),
+	OPT_F("verbose", 0, VO, verbose,
+	      "say on stderr whether each answer came from the cache"),
+	OPT_END
+};
+
+static const struct command cmd_models_verify = {
+	.name = "models verify",
+	.fn = models_verify,
+	.summary = "check model files against models/manifest.json",
+	.synopsis = "[--dir DIR] [--manifest PATH]\n"
+		"                               [--rehash] [--verbose] [NAME...]",
+	.description =
+		"Checks model files (every model of the manifest, or the NAMEs)\n"
+		"against models/manifest.json: size, GGUF model_size and\n"
+		"parameter count, and SHA-256 (through the hash cache). Prints\n"
+		"one line per model: ok, facts ok (the manifest pins no hash),\n"
+		"MISMATCH, absent, or MISSING for a named model without its file.\n",
+	.opts = verify_opts,
+	.epilogue =
+		"Exit: 0 all present files match, 1 a mismatch or a missing named\n"
+		"model, 2 an unknown NAME or a bad manifest.\n",
+	.max_args = -1,
+};
+
+struct hash_opts {
+	long jobs;
+	int rehash, no_cache, verbose;
+};
+
+#define HO struct hash_opts
+static const struct opt hash_opts[] = {
+	OPT_F("rehash", 0, HO, rehash,
+	      "read every file again, ignoring the cache"),
+	OPT_F("no-cache", 0, HO, no_cache, "do not use the store at all"),
+	OPT_F("verbose", 0, HO, verbose,
+	      "say on stderr whether each answer came from the cache"),
+	OPT_I("jobs", 'j', HO, jobs, "N", 1, 1024,
+	      "files hashed in parallel (default: online CPUs)"),
+	OPT_END
+};
+
+static const struct command cmd_models_hash = {
+	.name = "models hash",
+	.fn = models_hash,
+	.summary = "sha256sum through the store's hash cache",
+	.synopsis = "[--rehash] [--no-cache] [--verbose]\n"
+		"                             [-j N] FILE...",
+	.description =
+		"Prints 'sha256  path' lines like sha256sum, through the\n"
+		"store's hash cache (--db): an unchanged file costs one stat.\n",
+	.opts = hash_opts,
+	.epilogue =
+		"Exit: 0, or 2 when a file cannot be read (the others are still\n"
+		"printed).\n",
+	.min_args = 1,
+	.max_args = -1,
+};
+
+static const struct command *const models_subs[] = {
+	&cmd_models_info,
+	&cmd_models_synth,
+	&cmd_models_verify,
+	&cmd_models_hash,
+	NULL,
+};
+
+const struct command cmd_models = {
+	.name = "models",
+	.fn = cmd_dispatch,
+	.summary = "GGUF facts, synthetic models, manifest verification, hashing",
+	.description =
+		"Model files: facts from their GGUF header, synthetic models of a\n"
+		"known shape, verification against models/manifest.json, and\n"
+		"SHA-256 through the store's hash cache.\n",
+	.max_args = -1,
+	.subs = models_subs,
+};
 
 static const char *
 ftype_label(const struct gguf_file *g)
@@ -124,40 +253,30 @@ type_histogram(const struct gguf_file *g, struct buf *b, int json)
 }
 
 static int
-models_info(int argc, char **argv)
+models_info(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'J' },
-		{ "tensors", no_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct info_opts o = { 0 };
+	const char **args = NULL, *file;
+	size_t nargs;
 	struct gguf_file g;
 	struct buf b = BUF_INIT;
 	const char *arch, *ft;
-	int c, json = 0, tensors = 0;
+	int rc;
 	int64_t qv;
 	uint64_t i;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'J': json = 1; break;
-		case 'T': tensors = 1; break;
-		case 'h': return cmd_help(usage_models);
-		default:
-			return cmd_usage_error_name("models", "unknown option '%s'",
-					       argv[optind - 1]);
-		}
-	}
-	if (optind + 1 != argc)
-		return cmd_usage_error_name("models", "info needs exactly one FILE");
-	if (gguf_read(argv[optind], &g) < 0)
+	rc = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
+	if (rc)
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	file = args[0];
+	free(args);
+	if (gguf_read(file, &g) < 0)
 		return EXIT_USAGE;
 	arch = gguf_get_str(&g, "general.architecture");
 	ft = ftype_label(&g);
-	if (json) {
+	if (o.json) {
 		buf_adds(&b, "{\"file\": ");
-		buf_add_json_str(&b, argv[optind]);
+		buf_add_json_str(&b, file);
 		buf_addf(&b, ", \"version\": %" PRIu32 ", \"tensor_count\": %"
 			 PRIu64 ", \"kv_count\": %" PRIu64 ", \"alignment\": %"
 			 PRIu32 ", \"data_offset\": %" PRIu64 ", \"file_size\": %"
@@ -213,7 +332,7 @@ models_info(int argc, char **argv)
 		fputs(b.buf, stdout);
 		goto done;
 	}
-	printf("file: %s\n", argv[optind]);
+	printf("file: %s\n", file);
 	printf("gguf version: %" PRIu32 "\n", g.version);
 	printf("tensors: %" PRIu64 "\n", g.n_tensors);
 	printf("metadata keys: %" PRIu64 "\n", g.n_kv);
@@ -245,7 +364,7 @@ models_info(int argc, char **argv)
 		printf("  %-44s %-7s %s\n", g.kv[i].key,
 		       gguf_vtype_name(g.kv[i].type), b.buf);
 	}
-	if (tensors) {
+	if (o.tensors) {
 		printf("tensors:\n");
 		for (i = 0; i < g.n_tensors; i++) {
 			const struct gguf_tensor *t = &g.tensors[i];
@@ -312,49 +431,25 @@ run_quantize(const char *in, const char *out, const char *qtype, int quiet)
 static int
 models_synth(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "type", required_argument, NULL, 't' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "quantize", required_argument, NULL, 'q' },
-		{ "list", no_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct synth_opts o = { .type = "f16" };
+	const char **args = NULL;
+	size_t nargs;
 	const struct synth_shape *shape;
-	const char *out = NULL, *quant = NULL;
+	const char *out, *quant, *shape_name;
 	char *tmp = NULL;
-	int c, type = GGML_F16, ret = EXIT_OK, list = 0;
-	uint64_t seed = 0, n_params, model_size;
+	int type, ret = EXIT_OK, rc;
+	uint64_t seed, n_params, model_size;
 
-	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 't':
-			type = ggml_type_from_name(optarg);
-			if (!synth_type_ok(type))
-				return cmd_usage_error_name("models", "--type '%s': "
-					"use f32, f16 or q8_0 (other types "
-					"through --quantize)", optarg);
-			break;
-		case 's': {
-			char *end;
-			errno = 0;
-			seed = strtoull(optarg, &end, 10);
-			if (errno || !*optarg || *end || *optarg == '-')
-				return cmd_usage_error_name("models", "--seed '%s' "
-					"is not a whole number", optarg);
-			break;
-		}
-		case 'q': quant = optarg; break;
-		case 'l': list = 1; break;
-		case 'h': return cmd_help(usage_models);
-		default:
-			return cmd_usage_error_name("models", "unknown option '%s'",
-					       argv[optind - 1]);
-		}
-	}
-	if (list) {
+	rc = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
+	if (rc)
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	shape_name = nargs ? args[0] : NULL;
+	free(args);
+	out = o.output;
+	quant = o.quantize;
+	seed = (uint64_t)o.seed;
+	type = ggml_type_from_name(o.type);   /* one of the table's choices */
+	if (o.list) {
 		size_t n, i;
 		const struct synth_shape *all = synth_shapes(&n);
 
@@ -367,23 +462,23 @@ models_synth(int argc, char **argv, struct cmd_ctx *ctx)
 		}
 		return EXIT_OK;
 	}
-	if (optind + 1 != argc)
-		return cmd_usage_error_name("models", "synth needs one SHAPE");
+	if (!shape_name)
+		return cmd_usage_error(ctx, "synth needs one SHAPE");
 	if (!out)
-		return cmd_usage_error_name("models", "synth needs -o FILE");
-	shape = synth_shape_find(argv[optind]);
+		return cmd_usage_error(ctx, "synth needs -o FILE");
+	shape = synth_shape_find(shape_name);
 	if (!shape)
-		return cmd_usage_error_name("models", "unknown shape '%s' (see "
+		return cmd_usage_error(ctx, "unknown shape '%s' (see "
 				       "'shimbench models synth --list')",
-				       argv[optind]);
+				       shape_name);
 	if (quant) {
 		const char *q;
 		for (q = quant; *q; q++)
 			if (!(*q == '_' || (*q >= '0' && *q <= '9') ||
 			      (*q >= 'A' && *q <= 'Z') ||
 			      (*q >= 'a' && *q <= 'z')))
-				return cmd_usage_error_name("models", "--quantize "
-					"'%s' is not a type name", quant);
+				return cmd_usage_error(ctx, "--quantize '%s' "
+						       "is not a type name", quant);
 		tmp = xstrfmt("%s.%s.tmp", out,
 			      ggml_type_name(type));
 	}
@@ -454,58 +549,27 @@ say_verbose(const struct hash_job *j)
 }
 
 static int
-parse_jobs(const char *arg, int *out)
-{
-	long v;
-
-	if (parse_long(arg, &v) < 0 || v < 1 || v > 1024)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
-static int
 models_hash(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	static const struct option opts[] = {
-		{ "rehash", no_argument, NULL, 'r' },
-		{ "no-cache", no_argument, NULL, 'n' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct hash_opts o = { 0 };
+	const char **args = NULL;
 	struct hash_job *jobs;
 	struct store *s = NULL;
-	int c, rehash = 0, nocache = 0, verbose = 0, threads = 0, ret;
 	size_t n, i;
+	int ret;
 
-	while ((c = getopt_long(argc, argv, "j:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r': rehash = 1; break;
-		case 'n': nocache = 1; break;
-		case 'v': verbose = 1; break;
-		case 'j':
-			if (parse_jobs(optarg, &threads) < 0)
-				return cmd_usage_error_name("models", "-j '%s' is "
-					"not a count from 1 to 1024", optarg);
-			break;
-		case 'h': return cmd_help(usage_models);
-		default:
-			return cmd_usage_error_name("models", "unknown option '%s'",
-					       argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		return cmd_usage_error_name("models", "hash needs at least one FILE");
-	n = (size_t)(argc - optind);
+	ret = cmd_parse(ctx, argc, argv, &o, &args, &n);
+	if (ret)
+		return ret < 0 ? EXIT_USAGE : EXIT_OK;
 	jobs = xcalloc(n, sizeof(*jobs));
 	for (i = 0; i < n; i++)
-		jobs[i].path = argv[optind + (int)i];
-	if (!nocache)
+		jobs[i].path = args[i];
+	free(args);
+	if (!o.no_cache)
 		s = open_cache(ctx);
-	ret = hash_files_cached(s, jobs, n, rehash, threads, !ctx->quiet);
+	ret = hash_files_cached(s, jobs, n, o.rehash, (int)o.jobs, !ctx->quiet);
 	for (i = 0; i < n; i++) {
-		if (verbose)
+		if (o.verbose)
 			say_verbose(&jobs[i]);
 		if (jobs[i].ok)
 			printf("%s  %s\n", jobs[i].hex, jobs[i].path);
@@ -544,15 +608,9 @@ check_facts(const struct manifest_model *mm, const char *path)
 static int
 models_verify(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	static const struct option opts[] = {
-		{ "dir", required_argument, NULL, 'd' },
-		{ "manifest", required_argument, NULL, 'm' },
-		{ "rehash", no_argument, NULL, 'r' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *dir = NULL, *mpath = NULL;
+	struct verify_opts o = { 0 };
+	const char **args = NULL;
+	size_t nargs;
 	struct manifest m;
 	struct hash_job *jobs = NULL;
 	const struct manifest_model **sel = NULL;
@@ -560,31 +618,23 @@ models_verify(int argc, char **argv, struct cmd_ctx *ctx)
 	size_t *ji = NULL;
 	struct store *s = NULL;
 	size_t n = 0, nj = 0, i;
-	int c, rehash = 0, verbose = 0, named, bad = 0;
-	int ret = EXIT_OK;
+	int bad = 0, ret;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': dir = optarg; break;
-		case 'm': mpath = optarg; break;
-		case 'r': rehash = 1; break;
-		case 'v': verbose = 1; break;
-		case 'h': return cmd_help(usage_models);
-		default:
-			return cmd_usage_error_name("models", "unknown option '%s'",
-					       argv[optind - 1]);
-		}
-	}
-	if (manifest_load(mpath, &m) < 0)
+	ret = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
+	if (ret)
+		return ret < 0 ? EXIT_USAGE : EXIT_OK;
+	if (manifest_load(o.manifest, &m) < 0) {
+		free(args);
 		return EXIT_USAGE;
-	named = optind < argc;
-	sel = xcalloc(m.n + (size_t)argc, sizeof(*sel));
-	if (named) {
-		for (i = (size_t)optind; i < (size_t)argc; i++) {
-			sel[n] = manifest_find(&m, argv[i]);
+	}
+	ret = EXIT_OK;
+	sel = xcalloc(m.n + nargs, sizeof(*sel));
+	if (nargs) {
+		for (i = 0; i < nargs; i++) {
+			sel[n] = manifest_find(&m, args[i]);
 			if (!sel[n]) {
-				ret = cmd_usage_error_name("models", "no model "
-					"named '%s' in '%s'", argv[i], m.path);
+				ret = cmd_usage_error(ctx, "no model named '%s' "
+						      "in '%s'", args[i], m.path);
 				goto cleanup;
 			}
 			n++;
@@ -602,9 +652,9 @@ models_verify(int argc, char **argv, struct cmd_ctx *ctx)
 		const struct manifest_model *mm = sel[i];
 		struct stat st;
 
-		paths[i] = manifest_model_path(mm, dir);
+		paths[i] = manifest_model_path(mm, o.dir);
 		if (stat(paths[i], &st) < 0 || !S_ISREG(st.st_mode)) {
-			if (named) {
+			if (nargs) {
 				line[i] = xstrfmt("MISSING   %s  %s", mm->name,
 						  paths[i]);
 				error("model '%s': '%s' not found", mm->name,
@@ -642,13 +692,13 @@ models_verify(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 	if (nj) {
 		s = open_cache(ctx);
-		if (hash_files_cached(s, jobs, nj, rehash, 0, !ctx->quiet) < 0)
+		if (hash_files_cached(s, jobs, nj, o.rehash, 0, !ctx->quiet) < 0)
 			bad++;
 	}
 	for (i = 0; i < nj; i++) {
 		const struct manifest_model *mm = sel[ji[i]];
 
-		if (verbose)
+		if (o.verbose)
 			say_verbose(&jobs[i]);
 		if (!jobs[i].ok) {
 			line[ji[i]] = xstrfmt("UNREADABLE %s  %s", mm->name,
@@ -683,36 +733,9 @@ cleanup:
 	free(ji);
 	free(jobs);
 	free(sel);
+	free(args);
 	if (s)
 		store_close(s);
 	manifest_free(&m);
 	return ret;
 }
-
-static int
-cmd_models_main(int argc, char **argv, struct cmd_ctx *ctx)
-{
-	const char *sub;
-
-	if (argc < 2)
-		return cmd_usage_error_name("models", "missing subcommand (info, "
-				       "synth, verify, hash)");
-	sub = argv[1];
-	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") ||
-	    !strcmp(sub, "help"))
-		return cmd_help(usage_models);
-	argc--;
-	argv++;
-	cmd_getopt_reset();
-	if (!strcmp(sub, "info"))
-		return models_info(argc, argv);
-	if (!strcmp(sub, "synth"))
-		return models_synth(argc, argv, ctx);
-	if (!strcmp(sub, "verify"))
-		return models_verify(argc, argv, ctx);
-	if (!strcmp(sub, "hash"))
-		return models_hash(argc, argv, ctx);
-	return cmd_usage_error_name("models", "unknown subcommand '%s'", sub);
-}
-
-LEGACY_COMMAND(models, "GGUF facts, synthetic models, manifest verification, hashing", cmd_models_main, usage_models);

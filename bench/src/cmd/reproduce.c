@@ -7,27 +7,58 @@
 #include "run/tools.h"
 #include "base/util.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char usage_reproduce[] =
-	"usage: shimbench reproduce [--figures FILE] [--study NAME]\n"
-	"                           [--select SEL] [--exact] [--require-all]\n"
-	"                           [--format md|csv|json]\n"
-	"\n"
-	"Compares the stored runs with the published headline figures\n"
-	"(evidence/published/figures.json) and prints, per figure, the\n"
-	"published and measured values, the delta, the tolerance and\n"
-	"PASS, FAIL or MISSING. Tolerances are stated in the figures file:\n"
-	"medians within 10 %, guest speedups within 15 %, percent of bare\n"
-	"metal within 5 points. --exact requires agreement to the published\n"
-	"precision (for re-deriving the figures from the raw evidence).\n"
-	"\n"
-	"Exit: 0 every measured figure passes, 1 a figure missed (or, with\n"
-	"--require-all, is missing), 3 nothing to compare.\n";
+struct reproduce_opts {
+	const char *figures, *study, *select, *format;
+	int exact, require_all;
+};
+
+#define RO struct reproduce_opts
+static const struct opt reproduce_opts[] = {
+	OPT_S("figures", 0, RO, figures, "FILE",
+	      "the published figures and their tolerances (default "
+	      "evidence/published/figures.json)"),
+	OPT_S("study", 0, RO, study, "NAME",
+	      "only the figures of this study"),
+	OPT_S("select", 0, RO, select, "SEL",
+	      "key=value[,key=value...]: only these stored runs (default: "
+	      "everything stored)"),
+	OPT_F("exact", 0, RO, exact,
+	      "require agreement to the published precision (for "
+	      "re-deriving the figures from the raw evidence)"),
+	OPT_F("require-all", 0, RO, require_all,
+	      "a figure without stored data fails too"),
+	OPT_C("format", 'f', RO, format, "F", "md|csv|json",
+	      "md (default), csv or json"),
+	OPT_END
+};
+
+static int reproduce_main(int argc, char **argv, struct cmd_ctx *ctx);
+
+const struct command cmd_reproduce = {
+	.name = "reproduce",
+	.fn = reproduce_main,
+	.summary = "compare stored runs with the published figures",
+	.synopsis = "[--figures FILE] [--study NAME]\n"
+		"                           [--select SEL] [--exact] [--require-all]\n"
+		"                           [--format md|csv|json]",
+	.description =
+		"Compares the stored runs with the published headline figures\n"
+		"(evidence/published/figures.json) and prints, per figure, the\n"
+		"published and measured values, the delta, the tolerance and\n"
+		"PASS, FAIL or MISSING. Tolerances are stated in the figures file:\n"
+		"medians within 10 %, guest speedups within 15 %, percent of bare\n"
+		"metal within 5 points.\n",
+	.opts = reproduce_opts,
+	.epilogue =
+		"Exit: 0 every measured figure passes, 1 a figure missed (or, with\n"
+		"--require-all, is missing), 3 nothing to compare.\n",
+	.max_args = 0,
+};
 
 static const char *
 kind_unit(enum pub_kind k)
@@ -56,26 +87,18 @@ measured(const struct rep_workload *w, const char *field)
 }
 
 static int
-cmd_reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
+reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	static const struct option opts[] = {
-		{ "figures", required_argument, NULL, 'F' },
-		{ "study", required_argument, NULL, 'S' },
-		{ "select", required_argument, NULL, 's' },
-		{ "exact", no_argument, NULL, 'x' },
-		{ "require-all", no_argument, NULL, 'R' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static const char *const cols[] = {
 		"Study", "Test", "Figure", "Published#", "Measured#", "Delta#",
 		"Tolerance", "Verdict",
 	};
-	const char *figures = NULL;
+	struct reproduce_opts o = { .format = "md" };
+	const char **args = NULL;
+	size_t nargs;
+	const char *figures;
 	char *figures_found = NULL;
-	const char *study = NULL, *select = NULL, *format = "md";
-	int exact = 0, require_all = 0, c, ret = EXIT_OK;
+	int ret = EXIT_OK, rc;
 	int pass = 0, fail = 0, missing = 0;
 	struct selection sel = { 0 };
 	struct published pub = { 0 };
@@ -85,29 +108,13 @@ cmd_reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 	struct table t;
 	size_t i;
 
-	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'F': figures = optarg; break;
-		case 'S': study = optarg; break;
-		case 's': select = optarg; break;
-		case 'x': exact = 1; break;
-		case 'R': require_all = 1; break;
-		case 'f': format = optarg; break;
-		case 'h': return cmd_help(usage_reproduce);
-		default:
-			return cmd_usage_error_name("reproduce", "unknown option "
-					       "'%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cmd_usage_error_name("reproduce", "unexpected argument '%s'",
-				       argv[optind]);
-	if (strcmp(format, "md") && strcmp(format, "csv") &&
-	    strcmp(format, "json"))
-		return cmd_usage_error_name("reproduce", "unknown format '%s'",
-				       format);
-	if (selection_parse(select, &sel) < 0)
+	rc = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
+	if (rc)
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	free(args);
+	if (selection_parse(o.select, &sel) < 0)
 		return EXIT_USAGE;
+	figures = o.figures;
 	if (!figures)
 		figures = figures_found =
 			tool_data_path("evidence/published/figures.json");
@@ -130,7 +137,7 @@ cmd_reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 		double m = NAN, tol, delta = NAN;
 		size_t k;
 
-		if (study && strcmp(study, f->study))
+		if (o.study && strcmp(o.study, f->study))
 			continue;
 		for (k = 0; k < rep.n; k++)
 			if (!strcmp(rep.w[k].model, f->model) &&
@@ -139,7 +146,7 @@ cmd_reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 				w = &rep.w[k];
 		if (w)
 			m = measured(w, f->field);
-		if (exact) {
+		if (o.exact) {
 			tol = 0.5 * pow(10, -f->decimals) + 1e-9;
 			snprintf(v[3], 64, "±%g %s", tol, kind_unit(f->kind));
 		} else if (f->kind == PUB_PERCENT) {
@@ -181,16 +188,16 @@ cmd_reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 	if (t.nrows == 0) {
 		error("no published figure matches study '%s'",
-		      study ? study : "");
+		      o.study ? o.study : "");
 		ret = EXIT_USAGE;
 		goto cleanup;
 	}
-	table_render(&t, format, &out);
+	table_render(&t, o.format, &out);
 	fwrite(out.buf, 1, out.len, stdout);
-	if (!strcmp(format, "md"))
+	if (!strcmp(o.format, "md"))
 		printf("\nfigures: %d pass, %d fail, %d missing (no stored data)\n",
 		       pass, fail, missing);
-	if (fail || (require_all && missing))
+	if (fail || (o.require_all && missing))
 		ret = EXIT_CHECK;
 	else if (pass == 0)
 		ret = EXIT_ENV;
@@ -204,5 +211,3 @@ cleanup:
 	free(figures_found);
 	return ret;
 }
-
-LEGACY_COMMAND(reproduce, "compare stored runs with the published figures", cmd_reproduce_main, usage_reproduce);

@@ -3,104 +3,170 @@
 #include "run/launchagent.h"
 #include "base/util.h"
 
-#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-const char usage_shim[] =
-	"usage: shimbench shim launchagent --label LABEL --program PATH\n"
-	"           --library DYLIB --family-max N [--threadgroup-memory N]\n"
-	"           [--working-set N] [--stdout PATH] [--stderr PATH]\n"
-	"           [-o FILE] [-- ARGS...]\n"
-	"\n"
-	"Writes a per-workload LaunchAgent property list that starts PATH\n"
-	"with ARGS (one ProgramArguments string each) and the Metal\n"
-	"capability shim injected through its own EnvironmentVariables:\n"
-	"DYLD_INSERT_LIBRARIES=DYLIB and LUME_METAL_APPLE_FAMILY_MAX=N\n"
-	"(plus LUME_METAL_MAX_THREADGROUP_MEMORY and\n"
-	"LUME_METAL_RECOMMENDED_WORKING_SET_SIZE when given). No RunAtLoad\n"
-	"or KeepAlive. Then prints the plutil -lint, launchctl bootstrap,\n"
-	"kickstart and rollback (bootout, remove the plist) commands.\n"
-	"Never use `launchctl setenv` for the shim: it reaches every job.\n"
-	"\n"
-	"  --label LABEL            launchd label: letters, digits, . - _\n"
-	"  --program PATH           absolute path of the workload\n"
-	"  --library DYLIB          absolute path of the shim dylib (the\n"
-	"                           arm64e one for arm64e programs)\n"
-	"  --family-max N           highest Apple GPU family, 1001-1999\n"
-	"  --threadgroup-memory N   bytes (shim default 65536)\n"
-	"  --working-set N          recommendedMaxWorkingSetSize in bytes\n"
-	"  --stdout PATH, --stderr PATH\n"
-	"                           log files (default /tmp/LABEL.stdout.log\n"
-	"                           and /tmp/LABEL.stderr.log)\n"
-	"  -o FILE                  write the plist to FILE (usually\n"
-	"                           ~/Library/LaunchAgents/LABEL.plist) and\n"
-	"                           the commands to stdout; without -o the\n"
-	"                           plist goes to stdout, the commands to\n"
-	"                           stderr\n"
-	"\n"
-	"See shim/README.md for building, verifying and rolling back.\n";
+/* Every whole number up to 2^53 - 1 is exact in the double of a range. */
+#define MAX_EXACT 9007199254740991.0
+
+struct la_opts {
+	const char *label, *program, *library, *stdout_path, *stderr_path;
+	const char *output;
+	long family_max, threadgroup, working_set;
+};
+
+#define LO struct la_opts
+static const struct opt la_opts[] = {
+	OPT_S("label", 0, LO, label, "LABEL",
+	      "launchd label: letters, digits, . - _"),
+	OPT_S("program", 0, LO, program, "PATH",
+	      "absolute path of the workload"),
+	OPT_S("library", 0, LO, library, "DYLIB",
+	      "absolute path of the shim dylib (the arm64e one for arm64e "
+	      "programs)"),
+	OPT_I("family-max", 0, LO, family_max, "N", 1001, 1999,
+	      "highest Apple GPU family, 1001-1999"),
+	OPT_I("threadgroup-memory", 0, LO, threadgroup, "N", 0, MAX_EXACT,
+	      "bytes (shim default 65536)"),
+	OPT_I("working-set", 0, LO, working_set, "N", 0, MAX_EXACT,
+	      "recommendedMaxWorkingSetSize in bytes"),
+	OPT_S("stdout", 0, LO, stdout_path, "PATH",
+	      "log file (default /tmp/LABEL.stdout.log)"),
+	OPT_S("stderr", 0, LO, stderr_path, "PATH",
+	      "log file (default /tmp/LABEL.stderr.log)"),
+	OPT_S("output", 'o', LO, output, "FILE",
+	      "write the plist to FILE (usually "
+	      "~/Library/LaunchAgents/LABEL.plist) and the commands to stdout; "
+	      "without -o the plist goes to stdout, the commands to stderr"),
+	OPT_END
+};
+
+static int launchagent(int argc, char **argv, struct cmd_ctx *ctx);
+
+static const struct command cmd_shim_launchagent = {
+	.name = "shim launchagent",
+	.fn = launchagent,
+	.summary = "a LaunchAgent plist for one server with the shim injected",
+	.synopsis = "--label LABEL --program PATH\n"
+		"           --library DYLIB --family-max N [--threadgroup-memory N]\n"
+		"           [--working-set N] [--stdout PATH] [--stderr PATH]\n"
+		"           [-o FILE] [-- ARGS...]",
+	.description =
+		"Writes a per-workload LaunchAgent property list that starts PATH\n"
+		"with ARGS (one ProgramArguments string each) and the Metal\n"
+		"capability shim injected through its own EnvironmentVariables:\n"
+		"DYLD_INSERT_LIBRARIES=DYLIB and LUME_METAL_APPLE_FAMILY_MAX=N\n"
+		"(plus LUME_METAL_MAX_THREADGROUP_MEMORY and\n"
+		"LUME_METAL_RECOMMENDED_WORKING_SET_SIZE when given). No RunAtLoad\n"
+		"or KeepAlive. Then prints the plutil -lint, launchctl bootstrap,\n"
+		"kickstart and rollback (bootout, remove the plist) commands.\n"
+		"Never use `launchctl setenv` for the shim: it reaches every job.\n"
+		"\n"
+		"--label, --program, --library and --family-max are required; the\n"
+		"program's own arguments go after --.\n",
+	.opts = la_opts,
+	.epilogue = "See shim/README.md for building, verifying and rolling back.\n",
+	.max_args = -1,
+};
+
+static const struct command *const shim_subs[] = {
+	&cmd_shim_launchagent,
+	NULL,
+};
+
+const struct command cmd_shim = {
+	.name = "shim",
+	.fn = cmd_dispatch,
+	.summary = "a LaunchAgent that runs one server with the capability shim",
+	.description =
+		"The Metal capability shim itself is built by `make shim`; see\n"
+		"shim/README.md.\n",
+	.max_args = -1,
+	.subs = shim_subs,
+};
+
+/*
+ * The index of the "--" that ends the options, as opt_parse() reads
+ * them: the first "--" that is not the value of the option before it;
+ * argc when there is none. Everything after it is the program's.
+ */
+static int
+end_of_options(const struct opt *opts, int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const struct opt *o;
+
+		if (!strcmp(a, "--"))
+			return i;
+		if (a[0] != '-' || !a[1] || strchr(a, '='))
+			continue;
+		for (o = opts; o->name; o++)
+			if (a[1] == '-' ? !strcmp(a + 2, o->name) :
+			    (!a[2] && a[1] == o->short_name))
+				break;
+		if (o->name && o->type != OPT_FLAG)
+			i++;   /* its value, even when it is "--" */
+	}
+	return argc;
+}
 
 static int
-launchagent(int argc, char **argv)
+launchagent(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	static const struct option opts[] = {
-		{ "label", required_argument, NULL, 'L' },
-		{ "program", required_argument, NULL, 'P' },
-		{ "library", required_argument, NULL, 'D' },
-		{ "family-max", required_argument, NULL, 'F' },
-		{ "threadgroup-memory", required_argument, NULL, 'T' },
-		{ "working-set", required_argument, NULL, 'W' },
-		{ "stdout", required_argument, NULL, 'O' },
-		{ "stderr", required_argument, NULL, 'E' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct la_opts o = { .threadgroup = -1, .working_set = -1 };
 	struct launchagent la = { 0 };
 	struct buf plist = BUF_INIT, cmds = BUF_INIT;
-	const char *output = NULL;
-	int c, ret = EXIT_OK;
+	char family[32], threadgroup[32], working_set[32];
+	const char **args = NULL;
+	size_t nargs;
+	int dd, ret = EXIT_OK;
 
-	/* '+': stop at the first non-option, so nothing is permuted and
-	 * every program argument comes after "--". */
-	while ((c = getopt_long(argc, argv, "+:o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'L': la.label = optarg; break;
-		case 'P': la.program = optarg; break;
-		case 'D': la.library = optarg; break;
-		case 'F': la.family_max = optarg; break;
-		case 'T': la.threadgroup = optarg; break;
-		case 'W': la.working_set = optarg; break;
-		case 'O': la.stdout_path = optarg; break;
-		case 'E': la.stderr_path = optarg; break;
-		case 'o': output = optarg; break;
-		case 'h': return cmd_help(usage_shim);
-		case ':':
-			return cmd_usage_error_name("shim", "option '%s' needs a value",
-					       argv[optind - 1]);
-		default:
-			return cmd_usage_error_name("shim", "unknown option '%s'",
-					       argv[optind - 1]);
-		}
+	/* Only what comes before "--" is parsed: nothing after it, not even
+	 * --help, is an option of ours. */
+	dd = end_of_options(ctx->cmd->opts, argc, argv);
+	ret = cmd_parse(ctx, dd, argv, &o, &args, &nargs);
+	if (ret)
+		return ret < 0 ? EXIT_USAGE : EXIT_OK;
+	if (nargs) {
+		ret = cmd_usage_error(ctx, "unexpected argument '%s' (program "
+				      "arguments go after --)", args[0]);
+		free(args);
+		return ret;
 	}
-	if (optind < argc && strcmp(argv[optind - 1], "--"))
-		return cmd_usage_error_name("shim", "unexpected argument '%s' "
-				       "(program arguments go after --)",
-				       argv[optind]);
-	if (!la.label || !la.program || !la.library || !la.family_max)
-		return cmd_usage_error_name("shim", "--label, --program, --library "
+	free(args);
+	if (!o.label || !o.program || !o.library || !o.family_max)
+		return cmd_usage_error(ctx, "--label, --program, --library "
 				       "and --family-max are required");
-	la.args = argv + optind;
-	la.nargs = (size_t)(argc - optind);
+	/* The library takes the numbers as text; the parser checked them. */
+	snprintf(family, sizeof(family), "%ld", o.family_max);
+	la.family_max = family;
+	if (o.threadgroup >= 0) {
+		snprintf(threadgroup, sizeof(threadgroup), "%ld", o.threadgroup);
+		la.threadgroup = threadgroup;
+	}
+	if (o.working_set >= 0) {
+		snprintf(working_set, sizeof(working_set), "%ld", o.working_set);
+		la.working_set = working_set;
+	}
+	la.label = o.label;
+	la.program = o.program;
+	la.library = o.library;
+	la.stdout_path = o.stdout_path;
+	la.stderr_path = o.stderr_path;
+	la.args = dd < argc ? argv + dd + 1 : argv + argc;
+	la.nargs = dd < argc ? (size_t)(argc - dd - 1) : 0;
 
 	if (launchagent_validate(&la) < 0 || launchagent_plist(&plist, &la) < 0) {
 		ret = EXIT_USAGE;
 		goto cleanup;
 	}
-	launchagent_commands(&cmds, &la, output);
-	if (output) {
-		if (write_file_atomic(output, plist.buf, plist.len) < 0) {
+	launchagent_commands(&cmds, &la, o.output);
+	if (o.output) {
+		if (write_file_atomic(o.output, plist.buf, plist.len) < 0) {
 			ret = EXIT_ENV;
 			goto cleanup;
 		}
@@ -118,21 +184,3 @@ cleanup:
 	buf_release(&cmds);
 	return ret;
 }
-
-static int
-cmd_shim_main(int argc, char **argv, struct cmd_ctx *ctx)
-{
-	(void)ctx;
-	if (argc < 2)
-		return cmd_usage_error_name("shim", "missing subcommand "
-				       "(launchagent)");
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-		return cmd_help(usage_shim);
-	if (!strcmp(argv[1], "launchagent")) {
-		cmd_getopt_reset();
-		return launchagent(argc - 1, argv + 1);
-	}
-	return cmd_usage_error_name("shim", "unknown subcommand '%s'", argv[1]);
-}
-
-LEGACY_COMMAND(shim, "a LaunchAgent that runs one server with the capability shim", cmd_shim_main, usage_shim);

@@ -1654,3 +1654,10 @@ store_latest_session_base(struct store *s, const char *base,
 	sqlite3_finalize(st);
 	return found;
 }
+
+/* doctor */
+const char *
+store_sqlite_version(void)
+{
+	return sqlite3_libversion();
+}

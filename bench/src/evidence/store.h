@@ -192,4 +192,8 @@ int store_latest_session_base(struct store *s, const char *base,
 			      const char *os_build, int64_t exclude,
 			      int64_t *session);
 
+/* doctor */
+/* The version of the SQLite library linked in ("3.40.1"); static text. */
+const char *store_sqlite_version(void);
+
 #endif

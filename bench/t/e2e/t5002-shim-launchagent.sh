@@ -118,9 +118,10 @@ bad() {
 base=(--label "$label" --program /usr/bin/true --library /opt/l.dylib)
 bad "control character in an argument" "program argument 2 contains U+0001" \
 	"${base[@]}" --family-max 1009 -- ok $'bad\001arg'
-bad "family 2000" "--family-max '2000' must be a decimal number from 1001 to 1999" \
+bad "family 2000" "--family-max 2000 is out of range [1001, 1999]" \
 	"${base[@]}" --family-max 2000
-bad "family 1000" "--family-max '1000'" "${base[@]}" --family-max 1000
+bad "family 1000" "--family-max 1000 is out of range" "${base[@]}" --family-max 1000
+bad "family in hex" "--family-max '0x3f1' is not a whole number" "${base[@]}" --family-max 0x3f1
 bad "label with a slash" "invalid --label 'a/b'" \
 	--label a/b --program /usr/bin/true --library /opt/l.dylib --family-max 1009
 bad "relative program" "--program 'llama-server' must be an absolute path" \
@@ -130,8 +131,15 @@ bad "library list" "contains ':'" \
 bad "missing --family-max" "are required" "${base[@]}"
 bad "argument without --" "unexpected argument 'stray' (program arguments go after --)" \
 	"${base[@]}" --family-max 1009 stray
-bad "option without its value" "option '--family-max' needs a value" \
+bad "option without its value" "--family-max needs N" \
 	"${base[@]}" --family-max
+bad "negative working set" "--working-set -1 is out of range" \
+	"${base[@]}" --family-max 1009 --working-set -1
 bad "invalid UTF-8" "program argument 1 is not valid UTF-8" \
 	"${base[@]}" --family-max 1009 -- $'\xff'
+
+# After --, everything is the program's, --help and -o included.
+expect_code 0 "options after -- are program arguments" \
+	"$SHIMBENCH" shim launchagent "${base[@]}" --family-max 1009 -- --help -o x
+check "--help and -o reach ProgramArguments" python3 -c 'import plistlib,sys; a=plistlib.load(open(sys.argv[1],"rb"))["ProgramArguments"]; assert a==["/usr/bin/true","--help","-o","x"], a' "$WORK/out"
 test_done
