@@ -22,9 +22,9 @@ endif
 ifneq ($(SANITIZE),)
   ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
   LDFLAGS += -fsanitize=$(SANITIZE)
-  BUILD = build-san
+  BUILD ?= build-san
 else
-  BUILD = build
+  BUILD ?= build
 endif
 
 # The library, in layers (bench/t/README.md says which may include
@@ -68,6 +68,7 @@ LIB_OBJS += analysis/changepoint.o
 LIB_OBJS += analysis/report.o
 LIB_OBJS += analysis/render.o
 LIB_OBJS += analysis/plot.o
+LIB_OBJS += analysis/html.o
 LIB_OBJS += analysis/published.o
 
 # cmd: one file per subcommand, registered in cmd/main.c.

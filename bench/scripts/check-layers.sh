@@ -5,7 +5,8 @@
 #
 # A file may include headers of its own layer and of the layers below it;
 # run and analysis never include each other. Third-party headers belong
-# to one file each: cJSON to base/json.c, sqlite3.h to evidence/store.c.
+# to one file each: cJSON to base/json.c, sqlite3.h to evidence/store.c,
+# OpenSSL and CommonCrypto to models/hash.c.
 #
 #   sh bench/scripts/check-layers.sh [SRC_DIR]    (default bench/src)
 #
@@ -32,6 +33,7 @@ owner_of() {
 	case "$1" in
 	cjson/cJSON.h|cJSON.h) echo "base/json.c" ;;
 	sqlite3.h) echo "evidence/store.c" ;;
+	openssl/*|CommonCrypto/*) echo "models/hash.c" ;;
 	*) echo "" ;;
 	esac
 }

@@ -1,5 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/render.h"
+#include "analysis/report.h"
+#include "base/json.h"
 #include "base/util.h"
 
 #include <math.h>
@@ -253,6 +255,268 @@ table_render(const struct table *t, const char *format, struct buf *out)
 		table_render_csv(t, out);
 	else if (!strcmp(format, "json"))
 		table_render_json(t, out);
+	else
+		return error("unknown format '%s' (md, csv or json)", format);
+	return 0;
+}
+
+/* ---- the report as md, csv and json ---------------------------------------- */
+
+static void
+num(char *out, size_t size, double v, int decimals)
+{
+	if (isnan(v))
+		out[0] = '\0';
+	else
+		fmt_num(out, size, v, decimals);
+}
+
+static void
+cell_md(char *out, size_t size, const struct rep_cell *c)
+{
+	if (!c->sum.n) {
+		snprintf(out, size, "–");
+		return;
+	}
+	snprintf(out, size, "%.2f (%.2f–%.2f, n=%zu)", c->sum.median,
+		 c->sum.min, c->sum.max, c->sum.n);
+}
+
+static void
+render_csv(const struct report *r, struct buf *out)
+{
+	static const char *const cols[] = {
+		"workload", "metric", "unit", "host_baremetal#", "stock_guest#",
+		"safe_shim_guest#", "guest_ratio#", "shim_to_host_percent#",
+	};
+	struct table t;
+	char v[5][64];
+	size_t i;
+
+	table_init(&t, ARRAY_SIZE(cols), cols);
+	for (i = 0; i < r->n; i++) {
+		const struct rep_workload *w = &r->w[i];
+		char *name = report_workload_name(w);
+		const char *row[8];
+
+		num(v[0], 64, w->host.sum.n ? w->host.sum.median : NAN, 6);
+		num(v[1], 64, w->stock.sum.n ? w->stock.sum.median : NAN, 6);
+		num(v[2], 64, w->shim.sum.n ? w->shim.sum.median : NAN, 6);
+		num(v[3], 64, report_guest_ratio(w), 6);
+		num(v[4], 64, report_shim_to_host(w), 6);
+		row[0] = name;
+		row[1] = w->test;
+		row[2] = "tokens/s";
+		row[3] = v[0];
+		row[4] = v[1];
+		row[5] = v[2];
+		row[6] = v[3];
+		row[7] = v[4];
+		table_add_row(&t, row);
+		free(name);
+	}
+	table_render_csv(&t, out);
+	table_release(&t);
+}
+
+/* The headline table: one row per workload with a bare-metal, stock or
+ * shim run. */
+void
+report_headline_table(const struct report *r, struct table *t)
+{
+	static const char *const cols[] = {
+		"Workload", "Test", "Bare-metal host#", "Stock guest#",
+		"Shim guest#", "Guest speedup#", "Shim/host#", "Stock/host#",
+	};
+	char v[6][96];
+	size_t i, j;
+	double x;
+
+	table_init(t, ARRAY_SIZE(cols), cols);
+	for (i = 0; i < r->n; i++) {
+		const struct rep_workload *w = &r->w[i];
+		char *name;
+		const char *row[8];
+
+		if (!w->host.sum.n && !w->stock.sum.n && !w->shim.sum.n)
+			continue;
+		name = report_workload_name(w);
+		cell_md(v[0], 96, &w->host);
+		cell_md(v[1], 96, &w->stock);
+		cell_md(v[2], 96, &w->shim);
+		x = report_guest_ratio(w);
+		snprintf(v[3], 96, isnan(x) ? "–" : "%.2f×", x);
+		x = report_shim_to_host(w);
+		snprintf(v[4], 96, isnan(x) ? "–" : "%.2f %%", x);
+		x = report_stock_to_host(w);
+		snprintf(v[5], 96, isnan(x) ? "–" : "%.2f %%", x);
+		row[0] = name;
+		row[1] = w->test;
+		for (j = 0; j < 6; j++)
+			row[2 + j] = v[j];
+		table_add_row(t, row);
+		free(name);
+	}
+}
+
+/* Variants whose role is none of bare-metal, stock and shim. */
+void
+report_others_table(const struct report *r, struct table *t)
+{
+	static const char *const cols[] = {
+		"Workload", "Test", "Variant", "Role", "Median t/s#",
+		"Min–max#", "n#", "÷ stock#",
+	};
+	char v[4][96];
+	size_t i, j;
+	double x;
+
+	table_init(t, ARRAY_SIZE(cols), cols);
+	for (i = 0; i < r->n; i++) {
+		const struct rep_workload *w = &r->w[i];
+		for (j = 0; j < w->nothers; j++) {
+			const struct rep_cell *c = &w->others[j];
+			char *name = report_workload_name(w);
+			const char *row[8];
+
+			snprintf(v[0], 96, "%.2f", c->sum.median);
+			snprintf(v[1], 96, "%.2f–%.2f", c->sum.min, c->sum.max);
+			snprintf(v[2], 96, "%zu", c->sum.n);
+			x = report_ratio(c, &w->stock);
+			snprintf(v[3], 96, isnan(x) ? "–" : "%.2f×", x);
+			row[0] = name;
+			row[1] = w->test;
+			row[2] = c->variant;
+			row[3] = c->role;
+			row[4] = v[0];
+			row[5] = v[1];
+			row[6] = v[2];
+			row[7] = v[3];
+			table_add_row(t, row);
+			free(name);
+		}
+	}
+}
+
+const char report_values_note[] =
+	"Values: median tokens/s of all samples_ts (min–max, sample count). "
+	"Guest speedup = shim ÷ stock.";
+
+static void
+render_md(const struct report *r, struct buf *out)
+{
+	struct table t;
+	size_t i;
+
+	buf_adds(out, "## llama-bench: speedup and percent of bare metal\n\n");
+	report_headline_table(r, &t);
+	if (t.nrows)
+		table_render_md(&t, out);
+	else
+		buf_adds(out, "(no bare-metal, stock or shim runs selected)\n");
+	buf_addf(out, "\n%s\n", report_values_note);
+	table_release(&t);
+	report_others_table(r, &t);
+	if (t.nrows) {
+		buf_adds(out, "\n### Other variants\n\n");
+		table_render_md(&t, out);
+	}
+	table_release(&t);
+	if (r->nex) {
+		buf_adds(out, "\n### Excluded: injection not verified\n\n");
+		for (i = 0; i < r->nex; i++)
+			buf_addf(out, "- session %lld run %lld, variant '%s', "
+				 "%s: %s\n", r->ex[i].session, r->ex[i].run,
+				 r->ex[i].variant, r->ex[i].workload,
+				 r->ex[i].reason);
+	}
+}
+
+static void
+cell_value(struct jw *w, const struct rep_cell *c)
+{
+	if (!c->sum.n) {
+		jw_null(w);
+		return;
+	}
+	jw_object(w);
+	jw_kstr(w, "variant", c->variant);
+	jw_kstr(w, "role", c->role);
+	jw_knum(w, "median", c->sum.median);
+	jw_knum(w, "min", c->sum.min);
+	jw_knum(w, "max", c->sum.max);
+	jw_knum(w, "mad", c->sum.mad);
+	jw_knum(w, "cv", c->sum.cv);
+	jw_kint(w, "n", (int64_t)c->sum.n);
+	jw_kint(w, "runs", c->runs);
+	jw_end(w);
+}
+
+static void
+cell_json(struct jw *w, const char *key, const struct rep_cell *c)
+{
+	jw_key(w, key);
+	cell_value(w, c);
+}
+
+static void
+render_json(const struct report *r, struct buf *out)
+{
+	struct jw w;
+	size_t i, j;
+
+	jw_init(&w, out, 1);
+	jw_object(&w);
+	jw_key(&w, "workloads");
+	jw_array(&w);
+	for (i = 0; i < r->n; i++) {
+		const struct rep_workload *wl = &r->w[i];
+
+		jw_object(&w);
+		jw_kstr(&w, "model", wl->model);
+		jw_kstr(&w, "label", wl->label);
+		jw_kstr(&w, "runtime", wl->runtime);
+		jw_kstr(&w, "test", wl->test);
+		jw_kbool(&w, "tampered", wl->tampered);
+		cell_json(&w, "bare_metal", &wl->host);
+		cell_json(&w, "stock", &wl->stock);
+		cell_json(&w, "shim", &wl->shim);
+		jw_knum(&w, "guest_ratio", report_guest_ratio(wl));
+		jw_knum(&w, "shim_to_host_percent", report_shim_to_host(wl));
+		jw_knum(&w, "stock_to_host_percent", report_stock_to_host(wl));
+		jw_key(&w, "others");
+		jw_array(&w);
+		for (j = 0; j < wl->nothers; j++)
+			cell_value(&w, &wl->others[j]);
+		jw_end(&w);
+		jw_end(&w);
+	}
+	jw_end(&w);
+	jw_key(&w, "excluded");
+	jw_array(&w);
+	for (i = 0; i < r->nex; i++) {
+		jw_object(&w);
+		jw_kint(&w, "session", r->ex[i].session);
+		jw_kint(&w, "run", r->ex[i].run);
+		jw_kstr(&w, "variant", r->ex[i].variant);
+		jw_kstr(&w, "workload", r->ex[i].workload);
+		jw_kstr(&w, "reason", r->ex[i].reason);
+		jw_end(&w);
+	}
+	jw_end(&w);
+	jw_end(&w);
+	buf_addch(out, '\n');
+}
+
+int
+report_render(const struct report *r, const char *format, struct buf *out)
+{
+	if (!strcmp(format, "csv"))
+		render_csv(r, out);
+	else if (!strcmp(format, "md") || !strcmp(format, "markdown"))
+		render_md(r, out);
+	else if (!strcmp(format, "json"))
+		render_json(r, out);
 	else
 		return error("unknown format '%s' (md, csv or json)", format);
 	return 0;

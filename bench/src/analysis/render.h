@@ -37,4 +37,16 @@ void html_escape(struct buf *out, const char *s);
 int table_render(const struct table *t, const char *format, struct buf *out);
 
 
+/* ---- the report (report.h) as tables ---------------------------------- */
+
+struct report;
+/* format: "md", "csv" (the published results.csv columns) or "json". */
+int report_render(const struct report *r, const char *format,
+		  struct buf *out);
+/* The headline table (bare-metal, stock, shim, ratios) and the others. */
+void report_headline_table(const struct report *r, struct table *t);
+void report_others_table(const struct report *r, struct table *t);
+/* What the values in the tables are. */
+extern const char report_values_note[];
+
 #endif

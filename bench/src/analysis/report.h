@@ -53,9 +53,13 @@ void report_release(struct report *r);
 const struct rep_workload *report_find(const struct report *r,
 				       const char *model, const char *test);
 
-/* format: "md", "csv" (the published results.csv columns) or "json". */
-int report_render(const struct report *r, const char *format,
-		  struct buf *out);
+
+/* "llama.cpp", or "MLX-LM" for mlx-lm: runtimes as tables name them. */
+const char *report_runtime_display(const char *runtime);
+/* "LABEL (RUNTIME)[ [tampered]]" (caller frees). */
+char *report_workload_name(const struct rep_workload *w);
+/* a / b of the medians; NAN when a side is missing. */
+double report_ratio(const struct rep_cell *a, const struct rep_cell *b);
 
 /* Ratios: NAN when a side is missing. */
 double report_guest_ratio(const struct rep_workload *w);

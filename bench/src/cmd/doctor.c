@@ -17,14 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/*
- * doctor reports the version of the crypto library shimbench is linked
- * with, so it includes its header for exactly that.
- */
-#if !defined(__APPLE__)
-#include <openssl/crypto.h>
-#endif
-
 struct doctor_opts {
 	const char *llama_bench;
 	int json;
@@ -497,12 +489,8 @@ doctor_main(int argc, char **argv, struct cmd_ctx *ctx)
 	c->detail = xstrfmt("cJSON %s", json_backend_version());
 	c->build = xstrdup(json_backend_version());
 	c = add_check(&v, &n, "crypto", 0);
-#if defined(__APPLE__)
-	c->detail = xstrdup("CommonCrypto (system)");
-#else
-	c->detail = xstrdup(OpenSSL_version(OPENSSL_VERSION));
-	c->build = xstrdup(OpenSSL_version(OPENSSL_VERSION));
-#endif
+	c->detail = xstrdup(hash_backend_version());
+	c->build = xstrdup(hash_backend_version());
 
 	check_program(add_check(&v, &n, "ssh", 0), "ssh", "-V", "SSH",
 		      FIX("openssh-client", "openssh"));

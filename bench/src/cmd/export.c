@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
+#include "analysis/render.h"
 #include "analysis/report.h"
 #include "evidence/bundle.h"
 #include "evidence/runrec.h"

@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
+#include "analysis/html.h"
 #include "analysis/plot.h"
+#include "analysis/render.h"
 #include "analysis/report.h"
 #include "evidence/store.h"
 #include "base/util.h"
@@ -80,7 +82,10 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
-	report_render(&rep, o.format, &out);
+	if (!strcmp(o.format, "html"))
+		html_report(&rep, &out);
+	else
+		report_render(&rep, o.format, &out);
 	if (o.output) {
 		if (write_file_atomic(o.output, out.buf, out.len) < 0) {
 			ret = EXIT_ENV;
@@ -93,8 +98,8 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 	if (o.plot_dir) {
 		struct buf written = BUF_INIT;
-		int rc = plot_report(&rep, o.plot_dir, o.png, &written);
 
+		rc = plot_report(&rep, o.plot_dir, o.png, &written);
 		if (rc == -2) {
 			error("--plot needs gnuplot, which is not on PATH "
 			      "(install gnuplot-nox, or brew install gnuplot)");

@@ -24,11 +24,22 @@ struct sha256_ctx {
 	CC_SHA256_CTX cc;
 };
 #else
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 struct sha256_ctx {
 	EVP_MD_CTX *md;
 };
 #endif
+
+const char *
+hash_backend_version(void)
+{
+#ifdef __APPLE__
+	return "CommonCrypto (system)";
+#else
+	return OpenSSL_version(OPENSSL_VERSION);
+#endif
+}
 
 struct sha256_ctx *
 sha256_new(void)

@@ -11,6 +11,9 @@
 
 #define SHA256_HEX_LEN 64
 
+/* "OpenSSL 3.0.x …" or "CommonCrypto (system)": what hashes here. */
+const char *hash_backend_version(void);
+
 /* Streaming context; opaque. */
 struct sha256_ctx;
 
