@@ -13,14 +13,22 @@
 int
 derive_results(struct run_data *rd)
 {
-	const struct run_rec *r = &rd->r;
+	struct run_rec *r = &rd->r;
 	const char *name = r->stdout_path ? r->stdout_path : "stdout";
 	const char *text = r->stdout_text.p ? r->stdout_text.p : "";
 
+	int rc;
+
 	lb_output_release(&rd->lb);
 	if (r->runtime && !strcmp(r->runtime, "mlx-lm"))
-		return mlx_parse(text, r->stdout_text.n, name, &rd->lb);
-	return lb_parse(text, r->stdout_text.n, name, &rd->lb);
+		rc = mlx_parse(text, r->stdout_text.n, name, &rd->lb);
+	else
+		rc = lb_parse(text, r->stdout_text.n, name, &rd->lb);
+	/* When it was measured: llama-bench stamps every row. */
+	if (rc == 0 && !rd->r.started_at && rd->lb.n &&
+	    rd->lb.rows[0].test_time && *rd->lb.rows[0].test_time)
+		rd->r.started_at = xstrdup(rd->lb.rows[0].test_time);
+	return rc;
 }
 
 static int

@@ -15,8 +15,10 @@ struct run_data;
 struct buf;
 
 /*
- * Parses rd->r.stdout_text into rd->lb by rd->r.runtime. 0, or -1 after
- * error() naming the file (rd->r.stdout_path) and the row or byte.
+ * Parses rd->r.stdout_text into rd->lb by rd->r.runtime, and dates a run
+ * that has no started_at by its output (llama-bench's test_time). 0, or
+ * -1 after error() naming the file (rd->r.stdout_path) and the row or
+ * byte.
  */
 int derive_results(struct run_data *rd);
 

@@ -78,6 +78,7 @@ const struct rec_field runrec_fields[] = {
 	    "TEXT"),
 	RUN("probe_expect_json", "probe_expect", REC_JSON, probe_expect_json,
 	    0, 3, "TEXT"),
+	RUN("started_at", "started_at", REC_TEXT, started_at, 0, 3, "TEXT"),
 };
 const size_t runrec_nfields = ARRAY_SIZE(runrec_fields);
 

@@ -66,6 +66,7 @@ struct run_rec {
 	char *model_sha256;           /* the model file's SHA-256, if known */
 	char *runtime;                /* llama.cpp or mlx-lm */
 	int64_t seq;                  /* order within the session */
+	char *started_at;             /* UTC ISO 8601: when it was measured */
 	char *argv_json;
 	char *env_json;
 	char *status;                 /* ok, failed, incomplete, timeout, crashed,

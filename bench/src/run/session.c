@@ -606,6 +606,8 @@ describe_run(struct state *st, const struct job *j, size_t seq,
 		xstrdup(st->model_sha[j->model]) : NULL;
 	r->runtime = xstrdup("llama.cpp");
 	r->seq = (int64_t)seq;
+	r->started_at = xmalloc(21);
+	utc_now(r->started_at);
 	r->argv_json = strv_json(argv, 0);
 	r->env_json = env_json(env, (const char *const *)v->env_unset);
 	bundle_run_paths((int)seq, v->name, m->name, &r->stdout_path,
