@@ -2,20 +2,19 @@
 # Benchmark: import + report of the two published evidence sets into a
 # fresh store, against an anchor measured in the same run: sha256sum of
 # the same evidence files (the verification work import cannot skip).
-# Target: import + report under 100 ms. Needs hyperfine and ../shared.
+# Target: import + report under 100 ms. Needs hyperfine; the evidence ships in evidence/
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$top/build/shimbench
-ev=${SHIMBENCH_SHARED:-$top/../shared}/evidence
-m=$top/bench/t/fixtures/mappings
+ev=$top/evidence
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 e1=$ev/cua-lume-2026-08-09-m1-ultra
 e2=$ev/cua-lume-2026-08-10-m1-ultra-gemma4
 cat >"$work/job.sh" <<JOB
 rm -f "$work/b.db" "$work/b.db-wal" "$work/b.db-shm"
-"$bin" --db "$work/b.db" --quiet import --mapping "$m/cua-lume-2026-08-09-m1-ultra.json" \
-	--mapping "$m/cua-lume-2026-08-10-m1-ultra-gemma4.json" "$e1" "$e2" >/dev/null
+"$bin" --db "$work/b.db" --quiet import --mapping "$e1/mapping.json" \
+	--mapping "$e2/mapping.json" "$e1" "$e2" >/dev/null
 "$bin" --db "$work/b.db" --quiet report --format csv >/dev/null
 JOB
 hyperfine -N --warmup 3 --runs 30 --export-json "$work/h.json" \

@@ -10,8 +10,8 @@ TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 SHIMBENCH=${SHIMBENCH:-$TOP/build/shimbench}
 T_BUILD=${SHIMBENCH_BUILD:-$TOP/build}
 FIXTURES=$TOP/bench/t/fixtures
-SHARED=${SHIMBENCH_SHARED:-$TOP/../shared}
-EVIDENCE=$SHARED/evidence
+# The published evidence ships in the project (evidence/, unchanged bytes).
+EVIDENCE=$TOP/evidence
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/shimbench-t.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 export SHIMBENCH_DB=$WORK/default.db
@@ -57,9 +57,11 @@ grep_in() {
 	fi
 }
 
+# The shipped evidence sets must be there: their absence is a failure.
 need_shared() {
-	if [ ! -d "$EVIDENCE/cua-lume-2026-08-09-m1-ultra" ]; then
-		skip "$1: ../shared/evidence is absent"
+	if [ ! -d "$EVIDENCE/cua-lume-2026-08-09-m1-ultra" ] ||
+	   [ ! -d "$EVIDENCE/cua-lume-2026-08-10-m1-ultra-gemma4" ]; then
+		not_ok "$1: the shipped evidence in evidence/ is missing"
 		return 1
 	fi
 	return 0

@@ -5,8 +5,8 @@
 need_shared "import of the published evidence" || { test_done; exit $?; }
 E1=$EVIDENCE/cua-lume-2026-08-09-m1-ultra
 E2=$EVIDENCE/cua-lume-2026-08-10-m1-ultra-gemma4
-M1=$FIXTURES/mappings/cua-lume-2026-08-09-m1-ultra.json
-M2=$FIXTURES/mappings/cua-lume-2026-08-10-m1-ultra-gemma4.json
+M1=$EVIDENCE/cua-lume-2026-08-09-m1-ultra/mapping.json
+M2=$EVIDENCE/cua-lume-2026-08-10-m1-ultra-gemma4/mapping.json
 DB=$WORK/ev.db
 count() { sqlite3 "$DB" "select count(*) from $1"; }
 

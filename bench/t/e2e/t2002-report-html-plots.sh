@@ -51,7 +51,7 @@ if [ -z "$CHROME" ]; then
 elif need_shared "html report of the published evidence"; then
 	E1=$EVIDENCE/cua-lume-2026-08-09-m1-ultra
 	expect_code 0 "import the TinyLlama evidence" "$SHIMBENCH" --db "$WORK/ev.db" import \
-		--mapping "$FIXTURES/mappings/cua-lume-2026-08-09-m1-ultra.json" "$E1"
+		--mapping "$EVIDENCE/cua-lume-2026-08-09-m1-ultra/mapping.json" "$E1"
 	expect_code 0 "html report" "$SHIMBENCH" --db "$WORK/ev.db" report --format html -o "$WORK/ev.html"
 	flags="--headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 --disable-background-networking --disable-component-update --disable-sync \

@@ -57,8 +57,8 @@ fi
 # The published evidence: TinyLlama shim against stock, Gemma likewise.
 if need_shared "gate on the published evidence"; then
 	DB=$WORK/ev.db
-	M1=$FIXTURES/mappings/cua-lume-2026-08-09-m1-ultra.json
-	M2=$FIXTURES/mappings/cua-lume-2026-08-10-m1-ultra-gemma4.json
+	M1=$EVIDENCE/cua-lume-2026-08-09-m1-ultra/mapping.json
+	M2=$EVIDENCE/cua-lume-2026-08-10-m1-ultra-gemma4/mapping.json
 	expect_code 0 "import the evidence" SB import --mapping "$M1" --mapping "$M2" \
 		"$EVIDENCE/cua-lume-2026-08-09-m1-ultra" "$EVIDENCE/cua-lume-2026-08-10-m1-ultra-gemma4"
 	for mode in detect prove; do
