@@ -4,63 +4,53 @@
 #include "evidence/store.h"
 #include "base/util.h"
 
-#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-const char usage_sessions[] =
-	"usage: shimbench sessions [--format md|csv|json]\n"
-	"\n"
-	"Lists the stored sessions, newest last: id, kind (run or import),\n"
-	"start time, status, label or source, the number of runs, how many\n"
-	"of them were not injection-verified, the targets' OS builds, and\n"
-	"whether an import was flagged as tampered. Session ids are what\n"
-	"`report --select session=N`, `compare`, `gate` and `export` take.\n";
+struct sessions_opts {
+	const char *format;
+	int last;
+};
+
+#define SO struct sessions_opts
+static const struct opt sessions_opts[] = {
+	OPT_C("format", 'f', SO, format, "F", "md|csv|json",
+	      "md (default), csv or json"),
+	OPT_F("last", 0, SO, last,
+	      "print only the id of the newest session (for scripts: "
+	      "SID=$(shimbench sessions --last))"),
+	OPT_END
+};
+#undef SO
+
+static char *
+measured(const struct store_session *ss)
+{
+	if (!*ss->measured_from)
+		return xstrdup("");
+	if (!strcmp(ss->measured_from, ss->measured_to))
+		return xstrdup(ss->measured_from);
+	return xstrfmt("%s..%s", ss->measured_from, ss->measured_to);
+}
 
 static int
-cmd_sessions_main(int argc, char **argv, struct cmd_ctx *ctx)
+list(struct store *s, const char *format)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static const char *const cols[] = {
-		"session#", "kind", "started", "status", "label", "runs#",
-		"unverified#", "os_builds", "tampered",
+		"session#", "kind", "stored", "measured", "status", "label",
+		"runs#", "unverified#", "os_builds", "tampered",
 	};
-	const char *format = "md";
 	struct store_session *ss = NULL;
-	struct store *s = NULL;
 	struct buf out = BUF_INIT;
 	struct table t;
 	size_t n = 0, i;
-	int c, ret = EXIT_OK;
 
-	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f': format = optarg; break;
-		case 'h': return cmd_help(usage_sessions);
-		default:
-			return cmd_usage_error_name("sessions", "unknown option '%s'",
-					       argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cmd_usage_error_name("sessions", "unexpected argument '%s'",
-				       argv[optind]);
-	if (strcmp(format, "md") && strcmp(format, "csv") &&
-	    strcmp(format, "json"))
-		return cmd_usage_error_name("sessions", "unknown format '%s' (md, "
-				       "csv or json)", format);
-	if (cmd_open_existing_store(ctx, &s) < 0 ||
-	    store_sessions_list(s, &ss, &n) < 0) {
-		store_close(s);
+	if (store_sessions_list(s, &ss, &n) < 0)
 		return EXIT_ENV;
-	}
 	table_init(&t, ARRAY_SIZE(cols), cols);
 	for (i = 0; i < n; i++) {
-		char id[24], runs[24], unv[24];
+		char id[24], runs[24], unv[24], *when = measured(&ss[i]);
 		const char *row[ARRAY_SIZE(cols)];
 
 		snprintf(id, sizeof(id), "%lld", (long long)ss[i].id);
@@ -69,21 +59,169 @@ cmd_sessions_main(int argc, char **argv, struct cmd_ctx *ctx)
 		row[0] = id;
 		row[1] = ss[i].kind;
 		row[2] = ss[i].started_at;
-		row[3] = ss[i].status;
-		row[4] = ss[i].label;
-		row[5] = runs;
-		row[6] = unv;
-		row[7] = ss[i].os_builds;
-		row[8] = ss[i].tampered ? "yes" : "";
+		row[3] = when;
+		row[4] = ss[i].status;
+		row[5] = ss[i].label;
+		row[6] = runs;
+		row[7] = unv;
+		row[8] = ss[i].os_builds;
+		row[9] = ss[i].tampered ? "yes" : "";
 		table_add_row(&t, row);
+		free(when);
 	}
 	table_render(&t, format, &out);
 	fwrite(out.buf, 1, out.len, stdout);
 	table_release(&t);
 	buf_release(&out);
 	store_sessions_free(ss, n);
+	return EXIT_OK;
+}
+
+static int
+last(struct store *s)
+{
+	int64_t id;
+	int rc = store_session_latest(s, 0, &id);
+
+	if (rc < 0)
+		return EXIT_ENV;
+	if (rc == 0) {
+		error("the store has no session yet");
+		return EXIT_ENV;
+	}
+	printf("%lld\n", (long long)id);
+	return EXIT_OK;
+}
+
+static int
+sessions_main(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	struct sessions_opts o = { .format = "md" };
+	struct store *s = NULL;
+	const char **args = NULL;
+	size_t nargs;
+	int rc, ret;
+
+	rc = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
+	if (rc)
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	free(args);
+	if (cmd_open_existing_store(ctx, &s) < 0)
+		return EXIT_ENV;
+	ret = o.last ? last(s) : list(s, o.format);
 	store_close(s);
 	return ret;
 }
 
-LEGACY_COMMAND(sessions, "list the stored sessions", cmd_sessions_main, usage_sessions);
+/* shimbench sessions rm N...: all or none, saying what each removed. */
+static int
+rm_main(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	struct store *s = NULL;
+	struct buf said = BUF_INIT;
+	const char **args = NULL;
+	size_t nargs, i;
+	int rc, ret = EXIT_OK;
+
+	rc = cmd_parse(ctx, argc, argv, NULL, &args, &nargs);
+	if (rc)
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	for (i = 0; i < nargs; i++) {
+		long id;
+		if (parse_long(args[i], &id) < 0 || id <= 0) {
+			ret = cmd_usage_error(ctx, "'%s' is not a session number",
+					      args[i]);
+			goto cleanup;
+		}
+	}
+	if (cmd_open_existing_store(ctx, &s) < 0 || store_begin(s) < 0) {
+		ret = EXIT_ENV;
+		goto cleanup;
+	}
+	for (i = 0; i < nargs && ret == EXIT_OK; i++) {
+		struct store_removed rm;
+		long id;
+
+		parse_long(args[i], &id);
+		if (store_session_remove(s, id, &rm) < 0) {
+			ret = EXIT_ENV;
+		} else if (!rm.found) {
+			error("the store has no session %ld; nothing removed", id);
+			ret = EXIT_USAGE;
+		} else {
+			buf_addf(&said, "removed session %ld: %ld runs, %ld "
+				 "results, %ld samples, %ld environments, %ld "
+				 "noise calibrations\n", id, rm.runs, rm.results,
+				 rm.samples, rm.environments, rm.calibrations);
+		}
+	}
+	if (ret != EXIT_OK) {
+		store_rollback(s);
+	} else if (store_commit(s) < 0) {
+		ret = EXIT_ENV;
+	} else {
+		fputs(said.buf, stdout);
+	}
+cleanup:
+	buf_release(&said);
+	store_close(s);
+	free(args);
+	return ret;
+}
+
+static const struct command cmd_sessions_rm = {
+	.name = "sessions rm",
+	.fn = rm_main,
+	.summary = "remove sessions and everything that hangs on them",
+	.synopsis = "N...",
+	.description =
+		"Removes stored sessions (their environments, runs, results,\n"
+		"samples and noise calibrations) in one transaction, and says what\n"
+		"each removal took away. A number that names no session removes\n"
+		"nothing at all (exit 2).\n",
+	.min_args = 1,
+	.max_args = -1,
+};
+
+static const struct command cmd_sessions_list = {
+	.name = "sessions list",
+	.fn = sessions_main,
+	.summary = "list the stored sessions (the default)",
+	.synopsis = "[--format md|csv|json] [--last]",
+	.opts = sessions_opts,
+	.max_args = 0,
+};
+
+static const struct command *const sessions_subs[] = {
+	&cmd_sessions_list, &cmd_sessions_rm, NULL,
+};
+
+/* `sessions` alone, or with options, lists; `sessions rm N` removes. */
+static int
+sessions_dispatch(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	if (argc >= 2 && (!strcmp(argv[1], "rm") || !strcmp(argv[1], "list")))
+		return cmd_dispatch(argc, argv, ctx);
+	ctx->cmd = &cmd_sessions_list;
+	return sessions_main(argc, argv, ctx);
+}
+
+const struct command cmd_sessions = {
+	.name = "sessions",
+	.fn = sessions_dispatch,
+	.summary = "list, or remove, the stored sessions",
+	.synopsis = "[list] [--format md|csv|json] [--last] | rm N...",
+	.description =
+		"Lists the stored sessions, newest last: id, kind (run or import),\n"
+		"when it was stored, when its runs were measured (dates from the\n"
+		"runs themselves: an import of old evidence keeps its own dates),\n"
+		"status, label or source, the number of runs, how many of them were\n"
+		"not injection-verified, the targets' OS builds, and whether an\n"
+		"import was flagged as tampered. Session ids are what `report\n"
+		"--select session=N`, `compare`, `gate` and `export` take; in a\n"
+		"selection, session=latest is the newest session and\n"
+		"session=latest~1 the one before it.\n",
+	.opts = sessions_opts,
+	.max_args = 0,
+	.subs = sessions_subs,
+};

@@ -869,6 +869,22 @@ fail:
 	return -1;
 }
 
+int
+selection_latest(const char *value, long *back)
+{
+	const char *p;
+
+	if (strncmp(value, "latest", 6))
+		return 0;
+	p = value + 6;
+	*back = 0;
+	if (!*p)
+		return 1;
+	if (*p != '~' || parse_long(p + 1, back) < 0 || *back < 0)
+		return 0;
+	return 1;
+}
+
 void
 selection_free(struct selection *sel)
 {
@@ -926,11 +942,16 @@ store_query_results(struct store *s, const struct selection *sel,
 		" WHERE 1");
 	for (i = 0; sel && i < sel->n; i++) {
 		const char *col = NULL;
+		long back;
 
 		for (k = 0; k < ARRAY_SIZE(sel_columns); k++)
 			if (!strcmp(sel->keys[i], sel_columns[k].key))
 				col = sel_columns[k].column;
-		if (col)
+		if (!strcmp(sel->keys[i], "session") &&
+		    selection_latest(sel->values[i], &back))
+			buf_addf(&sql, " AND r.session_id=(SELECT id FROM sessions"
+				 " ORDER BY id DESC LIMIT 1 OFFSET ?%d)", param++);
+		else if (col)
 			buf_addf(&sql, " AND %s=?%d", col, param++);
 		else {
 			buf_addf(&sql, " AND json_extract(e.fingerprint_json,"
@@ -947,10 +968,16 @@ store_query_results(struct store *s, const struct selection *sel,
 	param = 1;
 	for (i = 0; sel && i < sel->n; i++) {
 		int mapped = 0;
+		long back;
 
 		for (k = 0; k < ARRAY_SIZE(sel_columns); k++)
 			if (!strcmp(sel->keys[i], sel_columns[k].key))
 				mapped = 1;
+		if (!strcmp(sel->keys[i], "session") &&
+		    selection_latest(sel->values[i], &back)) {
+			sqlite3_bind_int64(st, param++, back);
+			continue;
+		}
 		if (!mapped)
 			bind_text(st, param++, sel->keys[i]);
 		bind_text(st, param++, sel->values[i]);
@@ -1425,7 +1452,11 @@ store_sessions_list(struct store *s, struct store_session **out, size_t *n)
 		" (SELECT count(*) FROM runs r WHERE r.session_id=ss.id"
 		"  AND r.verification='unverified'),"
 		" coalesce((SELECT group_concat(DISTINCT e.os_build) FROM"
-		"  environments e WHERE e.session_id=ss.id), '')"
+		"  environments e WHERE e.session_id=ss.id), ''),"
+		" coalesce((SELECT min(substr(r.started_at, 1, 10)) FROM runs r"
+		"  WHERE r.session_id=ss.id), ''),"
+		" coalesce((SELECT max(substr(r.started_at, 1, 10)) FROM runs r"
+		"  WHERE r.session_id=ss.id), '')"
 		" FROM sessions ss ORDER BY ss.id");
 
 	*out = NULL;
@@ -1446,6 +1477,8 @@ store_sessions_list(struct store *s, struct store_session **out, size_t *n)
 		e->runs = (long)sqlite3_column_int64(st, 6);
 		e->unverified = (long)sqlite3_column_int64(st, 7);
 		e->os_builds = col_text(st, 8);
+		e->measured_from = col_text(st, 9);
+		e->measured_to = col_text(st, 10);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -1468,8 +1501,81 @@ store_sessions_free(struct store_session *ss, size_t n)
 		free(ss[i].status);
 		free(ss[i].label);
 		free(ss[i].os_builds);
+		free(ss[i].measured_from);
+		free(ss[i].measured_to);
 	}
 	free(ss);
+}
+
+int
+store_session_latest(struct store *s, long back, int64_t *id)
+{
+	sqlite3_stmt *st;
+	int rc, found = 0;
+
+	op_begin(s);
+	st = prepare(s, "SELECT id FROM sessions ORDER BY id DESC LIMIT 1"
+		     " OFFSET ?1");
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, back);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(st, 0);
+		found = 1;
+	} else if (rc != SQLITE_DONE) {
+		found = db_error(s, "latest session");
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* Rows of one session in a table reached through its runs. */
+static long
+count_of(struct store *s, const char *sql, int64_t id)
+{
+	sqlite3_stmt *st = prepare(s, sql);
+	long n = -1;
+
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = (long)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+int
+store_session_remove(struct store *s, int64_t id, struct store_removed *rm)
+{
+	sqlite3_stmt *st;
+	int own = !s->in_tx;
+
+	memset(rm, 0, sizeof(*rm));
+	op_begin(s);
+	if (own && store_begin(s) < 0)
+		return -1;
+	rm->runs = count_of(s, "SELECT count(*) FROM runs WHERE session_id=?1",
+			    id);
+	rm->results = count_of(s, "SELECT count(*) FROM results x JOIN runs r"
+			       " ON r.id=x.run_id WHERE r.session_id=?1", id);
+	rm->samples = count_of(s, "SELECT count(*) FROM samples m JOIN results"
+			       " x ON x.id=m.result_id JOIN runs r ON"
+			       " r.id=x.run_id WHERE r.session_id=?1", id);
+	rm->environments = count_of(s, "SELECT count(*) FROM environments"
+				    " WHERE session_id=?1", id);
+	rm->calibrations = count_of(s, "SELECT count(*) FROM noise WHERE"
+				    " session_id=?1", id);
+	st = prepare(s, "DELETE FROM sessions WHERE id=?1");
+	if (st) {
+		sqlite3_bind_int64(st, 1, id);
+		step_done(s, st, "remove session");
+		rm->found = sqlite3_changes(s->db) > 0;
+	}
+	if (own)
+		return store_commit(s);
+	return s->nErr ? -1 : 0;
 }
 
 int

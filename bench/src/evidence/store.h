@@ -115,6 +115,11 @@ struct selection {
 	char **values;
 };
 int selection_parse(const char *text, struct selection *out);
+/*
+ * 1 when a session value is "latest" (the newest session) or "latest~K"
+ * (K sessions before it), with *back set to K; 0 otherwise.
+ */
+int selection_latest(const char *value, long *back);
 void selection_free(struct selection *sel);
 
 struct store_result {
@@ -147,12 +152,24 @@ int store_dump_query(struct store *s, const char *sql);
 struct store_session {
 	int64_t id;
 	char *kind, *started_at, *status, *label, *os_builds;
+	char *measured_from, *measured_to;   /* dates of its runs, or "" */
 	long runs, unverified;
 	int tampered;
 };
 int store_sessions_list(struct store *s, struct store_session **out,
 			size_t *n);
 void store_sessions_free(struct store_session *ss, size_t n);
+/* The id of the newest session (back = 0) or of one `back` before it:
+ * 1 found, 0 none, -1 error. */
+int store_session_latest(struct store *s, long back, int64_t *id);
+
+/* What removing a session removed (found = 0: there was no such session). */
+struct store_removed {
+	int found;
+	long runs, results, samples, environments, calibrations;
+};
+/* Removes a session and everything that hangs on it, in one transaction. */
+int store_session_remove(struct store *s, int64_t id, struct store_removed *rm);
 
 /* The hash cache, keyed by (dev, ino, size, mtime_ns, ctime_ns). */
 int store_hash_cache_get(struct store *s, uint64_t dev, uint64_t ino,
