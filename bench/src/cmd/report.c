@@ -3,6 +3,7 @@
 #include "analysis/plot.h"
 #include "analysis/report.h"
 #include "evidence/store.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <stddef.h>

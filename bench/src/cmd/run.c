@@ -11,6 +11,7 @@
 #include "evidence/store.h"
 #include "run/tools.h"
 #include "run/transport.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <getopt.h>

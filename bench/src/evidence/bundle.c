@@ -7,6 +7,7 @@
 #include "evidence/mlxlm.h"
 #include "analysis/report.h"
 #include "evidence/store.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <cjson/cJSON.h>

@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "models/manifest.h"
 #include "models/hash.h"
-#include "run/tools.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <cjson/cJSON.h>

@@ -2,6 +2,7 @@
 #include "run/plan.h"
 #include "models/hash.h"
 #include "models/manifest.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <cjson/cJSON.h>

@@ -3,6 +3,7 @@
 #include "test.h"
 #include "models/hash.h"
 #include "evidence/store.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <fcntl.h>

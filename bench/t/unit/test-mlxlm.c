@@ -3,6 +3,7 @@
 #include "evidence/llamabench.h"
 #include "evidence/mlxlm.h"
 #include "analysis/stats.h"
+#include "base/files.h"
 #include "base/util.h"
 
 static int
