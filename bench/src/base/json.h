@@ -54,6 +54,14 @@ struct json *json_parse(const char *text, size_t len, const char *name);
  * error is not printed (json_error_offset() has it).
  */
 struct json *json_parse_prefix(const char *text, size_t len, size_t *end);
+/*
+ * The offset of the first byte at which text stops being the beginning
+ * of one JSON value (whitespace around it allowed); len when every byte
+ * fits: the text is a whole value or one cut off anywhere. *whole (may
+ * be NULL) tells which: 1 for a whole value, 0 otherwise. Tells a
+ * truncated document from garbage without parsing it.
+ */
+size_t json_prefix_len(const char *text, size_t len, int *whole);
 /* Frees a tree returned by json_parse*() or json_new_*(); NULL is fine. */
 void json_free(struct json *root);
 
