@@ -50,8 +50,9 @@ struct json *json_parse(const char *text, size_t len, const char *name);
 /*
  * Like json_parse(), but accepts trailing text: *end gets the offset
  * just past the value (for a stream of values, e.g. jsonl or a cut-off
- * array). NULL, with *end at the failing byte, when no value parses; the
- * error is not printed (json_error_offset() has it).
+ * array). NULL, with *end where the parser stopped, when no value
+ * parses; nothing is printed. json_prefix_len() tells a cut-off text
+ * from garbage.
  */
 struct json *json_parse_prefix(const char *text, size_t len, size_t *end);
 /*
