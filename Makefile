@@ -32,6 +32,7 @@ endif
 LIB_OBJS =
 # base: buffers, errors, files, processes
 LIB_OBJS += base/util.o
+LIB_OBJS += base/files.o
 LIB_OBJS += base/proc.o
 LIB_OBJS += base/json.o
 LIB_OBJS += base/opt.o

@@ -2,6 +2,7 @@
 #include "analysis/plot.h"
 #include "base/proc.h"
 #include "analysis/report.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <errno.h>

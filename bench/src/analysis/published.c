@@ -1,8 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/published.h"
+#include "base/json.h"
 #include "base/util.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +20,11 @@ static const struct {
 };
 
 static double
-tol(const cJSON *tols, const char *kind, const char *how, double dflt)
+tol(const struct json *tols, const char *kind, const char *how, double dflt)
 {
-	const cJSON *k = cJSON_GetObjectItemCaseSensitive(tols, kind);
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(k, how);
+	double v = json_num(json_get(json_get(tols, kind), how));
 
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+	return isfinite(v) ? v : dflt;
 }
 
 /*
@@ -58,82 +57,82 @@ int
 published_load(const char *path, struct published *out)
 {
 	struct buf text = BUF_INIT;
-	cJSON *root = NULL, *studies, *st;
+	struct json *root = NULL;
+	const struct json *studies, *st, *tols;
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
 	if (buf_read_file(&text, path) < 0)
 		return -1;
-	root = cJSON_ParseWithLength(text.buf, text.len);
-	if (!cJSON_IsObject(root)) {
+	root = json_parse(text.buf, text.len, path);
+	if (!root)
+		goto cleanup;
+	if (json_type(root) != JSON_OBJECT) {
 		error("'%s': not a JSON object", path);
 		goto cleanup;
 	}
-	out->tol_median_rel = tol(cJSON_GetObjectItem(root, "tolerances"),
-				  "median", "relative", 0.10);
-	out->tol_ratio_rel = tol(cJSON_GetObjectItem(root, "tolerances"),
-				 "guest_ratio", "relative", 0.15);
-	out->tol_percent_abs = tol(cJSON_GetObjectItem(root, "tolerances"),
-				   "percent", "absolute", 5.0);
-	studies = cJSON_GetObjectItemCaseSensitive(root, "studies");
-	if (!cJSON_IsArray(studies)) {
+	tols = json_get(root, "tolerances");
+	out->tol_median_rel = tol(tols, "median", "relative", 0.10);
+	out->tol_ratio_rel = tol(tols, "guest_ratio", "relative", 0.15);
+	out->tol_percent_abs = tol(tols, "percent", "absolute", 5.0);
+	studies = json_get(root, "studies");
+	if (json_type(studies) != JSON_ARRAY) {
 		error("'%s': 'studies' must be an array", path);
 		goto cleanup;
 	}
-	cJSON_ArrayForEach(st, studies) {
-		const cJSON *name = cJSON_GetObjectItem(st, "name");
-		const cJSON *model = cJSON_GetObjectItem(st, "model");
-		const cJSON *runtime = cJSON_GetObjectItem(st, "runtime");
-		const cJSON *figs = cJSON_GetObjectItem(st, "figures"), *f;
+	JSON_FOR_EACH(st, studies) {
+		const char *name = json_get_str(st, "name");
+		const char *model = json_get_str(st, "model");
+		const char *runtime = json_get_str(st, "runtime");
+		const struct json *figs = json_get(st, "figures"), *f;
 
-		if (!cJSON_IsString(name) || !cJSON_IsString(model) ||
-		    !cJSON_IsString(runtime) || !cJSON_IsArray(figs)) {
+		if (!name || !model || !runtime ||
+		    json_type(figs) != JSON_ARRAY) {
 			error("'%s': a study needs name, model, runtime and "
 			      "figures", path);
 			goto cleanup;
 		}
-		cJSON_ArrayForEach(f, figs) {
-			const cJSON *test = cJSON_GetObjectItem(f, "test");
+		JSON_FOR_EACH(f, figs) {
+			const char *test = json_get_str(f, "test");
 			size_t k;
 
-			if (!cJSON_IsString(test)) {
+			if (!test) {
 				error("'%s': study '%s': a figure needs "
-				      "'test'", path, name->valuestring);
+				      "'test'", path, name);
 				goto cleanup;
 			}
 			for (k = 0; k < ARRAY_SIZE(fields); k++) {
-				const cJSON *v = cJSON_GetObjectItem(f,
+				const struct json *v = json_get(f,
 							fields[k].field);
 				struct pub_figure *p;
 
 				if (!v)
 					continue;
-				if (!cJSON_IsNumber(v)) {
+				if (!isfinite(json_num(v))) {
 					error("'%s': %s %s: '%s' is not a "
-					      "number", path, name->valuestring,
-					      test->valuestring,
+					      "number", path, name, test,
 					      fields[k].field);
 					goto cleanup;
 				}
 				out->f = xrealloc(out->f,
 						  (out->n + 1) * sizeof(*p));
 				p = &out->f[out->n++];
-				p->study = xstrdup(name->valuestring);
-				p->model = xstrdup(model->valuestring);
-				p->runtime = xstrdup(runtime->valuestring);
-				p->test = xstrdup(test->valuestring);
+				p->study = xstrdup(name);
+				p->model = xstrdup(model);
+				p->runtime = xstrdup(runtime);
+				p->test = xstrdup(test);
 				p->field = xstrdup(fields[k].field);
 				p->kind = fields[k].kind;
-				p->value = v->valuedouble;
+				p->value = json_num(v);
 				p->decimals = precision_in(text.buf,
 							   fields[k].field,
-							   v->valuedouble);
+							   p->value);
 			}
 		}
 	}
 	ret = 0;
 cleanup:
-	cJSON_Delete(root);
+	json_free(root);
 	buf_release(&text);
 	if (ret < 0)
 		published_release(out);

@@ -3,6 +3,7 @@
 #include "base/util.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,190 @@ json_parse(const char *text, size_t len, const char *name)
 		      name, line, col, end);
 	}
 	return root;
+}
+
+/* States of json_prefix_len(): what may come next. */
+enum prefix_state {
+	PS_VALUE,         /* a value */
+	PS_ARRAY_FIRST,   /* after '[': a value or ']' */
+	PS_OBJECT_FIRST,  /* after '{': a key or '}' */
+	PS_KEY,           /* after ',' in an object: a key */
+	PS_COLON,         /* after a key */
+	PS_AFTER,         /* after a value: ',' or a closer, or the end */
+	PS_STRING,
+	PS_ESCAPE,        /* after '\' in a string */
+	PS_HEX,           /* inside \uXXXX */
+	PS_LITERAL,       /* inside true, false or null */
+	PS_MINUS,         /* number: after '-' */
+	PS_ZERO,          /* number: a leading 0 */
+	PS_INT,           /* number: integer digits */
+	PS_DOT,           /* number: after '.' */
+	PS_FRAC,          /* number: fraction digits */
+	PS_E,             /* number: after 'e' */
+	PS_ESIGN,         /* number: after the exponent's sign */
+	PS_EXP,           /* number: exponent digits */
+};
+
+static int
+is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int
+is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* The state after the first byte c of a value, or -1. */
+static int
+value_start(int c, char **stack, size_t *depth, size_t *cap,
+	    const char **lit)
+{
+	if (c == '{' || c == '[') {
+		if (*depth == *cap) {
+			*cap = *cap ? 2 * *cap : 64;
+			*stack = xrealloc(*stack, *cap);
+		}
+		(*stack)[(*depth)++] = (char)c;
+		return c == '{' ? PS_OBJECT_FIRST : PS_ARRAY_FIRST;
+	}
+	if (c == '"')
+		return PS_STRING;
+	if (c == '-')
+		return PS_MINUS;
+	if (c == '0')
+		return PS_ZERO;
+	if (is_digit(c))
+		return PS_INT;
+	*lit = c == 't' ? "true" : c == 'f' ? "false" : c == 'n' ? "null" :
+		NULL;
+	return *lit ? PS_LITERAL : -1;
+}
+
+size_t
+json_prefix_len(const char *text, size_t len, int *whole)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	const char *lit = NULL;
+	char *stack = NULL;
+	size_t depth = 0, cap = 0, i, litpos = 0;
+	int st = PS_VALUE, key = 0, hex = 0;
+
+	for (i = 0; i < len; i++) {
+		int c = s[i];
+again:
+		switch (st) {
+		case PS_VALUE:
+		case PS_ARRAY_FIRST:
+			if (is_space(c))
+				continue;
+			if (c == ']' && st == PS_ARRAY_FIRST) {
+				depth--;
+				st = PS_AFTER;
+				continue;
+			}
+			st = value_start(c, &stack, &depth, &cap, &lit);
+			key = 0;
+			litpos = 1;
+			break;
+		case PS_OBJECT_FIRST:
+		case PS_KEY:
+			if (is_space(c))
+				continue;
+			if (c == '}' && st == PS_OBJECT_FIRST) {
+				depth--;
+				st = PS_AFTER;
+			} else if (c == '"') {
+				st = PS_STRING;
+				key = 1;
+			} else {
+				st = -1;
+			}
+			break;
+		case PS_COLON:
+			if (!is_space(c))
+				st = c == ':' ? PS_VALUE : -1;
+			break;
+		case PS_AFTER:
+			if (is_space(c))
+				continue;
+			if (!depth)
+				st = -1;
+			else if (c == ',')
+				st = stack[depth - 1] == '{' ? PS_KEY : PS_VALUE;
+			else if (c == (stack[depth - 1] == '{' ? '}' : ']'))
+				depth--;
+			else
+				st = -1;
+			break;
+		case PS_STRING:
+			/* Raw control bytes are let through, as cJSON does. */
+			if (c == '"')
+				st = key ? PS_COLON : PS_AFTER;
+			else if (c == '\\')
+				st = PS_ESCAPE;
+			break;
+		case PS_ESCAPE:
+			if (c == 'u') {
+				st = PS_HEX;
+				hex = 0;
+			} else {
+				st = strchr("\"\\/bfnrt", c) && c ? PS_STRING : -1;
+			}
+			break;
+		case PS_HEX:
+			if (!isxdigit(c))
+				st = -1;
+			else if (++hex == 4)
+				st = PS_STRING;
+			break;
+		case PS_LITERAL:
+			if (c != lit[litpos])
+				st = -1;
+			else if (!lit[++litpos])
+				st = PS_AFTER;
+			break;
+		case PS_MINUS:
+			st = c == '0' ? PS_ZERO : is_digit(c) ? PS_INT : -1;
+			break;
+		case PS_DOT:
+			st = is_digit(c) ? PS_FRAC : -1;
+			break;
+		case PS_E:
+			st = c == '+' || c == '-' ? PS_ESIGN :
+				is_digit(c) ? PS_EXP : -1;
+			break;
+		case PS_ESIGN:
+			st = is_digit(c) ? PS_EXP : -1;
+			break;
+		case PS_ZERO:
+		case PS_INT:
+		case PS_FRAC:
+		case PS_EXP:
+			if (is_digit(c) && st != PS_ZERO)
+				break;
+			if (c == '.' && (st == PS_ZERO || st == PS_INT)) {
+				st = PS_DOT;
+			} else if ((c == 'e' || c == 'E') && st != PS_EXP) {
+				st = PS_E;
+			} else {
+				/* the number ended: c comes after it */
+				st = PS_AFTER;
+				goto again;
+			}
+			break;
+		}
+		if (st < 0)
+			break;
+	}
+	free(stack);
+	if (whole)
+		*whole = i == len && !depth &&
+			 (st == PS_AFTER || st == PS_ZERO || st == PS_INT ||
+			  st == PS_FRAC || st == PS_EXP);
+	return i;
 }
 
 void

@@ -50,10 +50,19 @@ struct json *json_parse(const char *text, size_t len, const char *name);
 /*
  * Like json_parse(), but accepts trailing text: *end gets the offset
  * just past the value (for a stream of values, e.g. jsonl or a cut-off
- * array). NULL, with *end at the failing byte, when no value parses; the
- * error is not printed (json_error_offset() has it).
+ * array). NULL, with *end where the parser stopped, when no value
+ * parses; nothing is printed. json_prefix_len() tells a cut-off text
+ * from garbage.
  */
 struct json *json_parse_prefix(const char *text, size_t len, size_t *end);
+/*
+ * The offset of the first byte at which text stops being the beginning
+ * of one JSON value (whitespace around it allowed); len when every byte
+ * fits: the text is a whole value or one cut off anywhere. *whole (may
+ * be NULL) tells which: 1 for a whole value, 0 otherwise. Tells a
+ * truncated document from garbage without parsing it.
+ */
+size_t json_prefix_len(const char *text, size_t len, int *whole);
 /* Frees a tree returned by json_parse*() or json_new_*(); NULL is fine. */
 void json_free(struct json *root);
 

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -304,87 +303,6 @@ xstrfmt(const char *fmt, ...)
 	buf_vaddf(&b, fmt, ap);
 	va_end(ap);
 	return buf_detach(&b, NULL);
-}
-
-int
-write_file_atomic(const char *path, const void *data, size_t len)
-{
-	struct buf tmp = BUF_INIT;
-	const char *p = data;
-	size_t left = len;
-	int fd, ret = -1;
-
-	buf_addf(&tmp, "%s.tmp.%ld", path, (long)getpid());
-	fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-	if (fd < 0) {
-		error("cannot create '%s': %s", tmp.buf, strerror(errno));
-		goto cleanup;
-	}
-	while (left) {
-		ssize_t n = write(fd, p, left);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			error("cannot write '%s': %s", tmp.buf,
-			      strerror(errno));
-			close(fd);
-			unlink(tmp.buf);
-			goto cleanup;
-		}
-		p += n;
-		left -= (size_t)n;
-	}
-	if (close(fd) < 0 || rename(tmp.buf, path) < 0) {
-		error("cannot write '%s': %s", path, strerror(errno));
-		unlink(tmp.buf);
-		goto cleanup;
-	}
-	ret = 0;
-cleanup:
-	buf_release(&tmp);
-	return ret;
-}
-
-int
-mkdir_p(const char *dir)
-{
-	char *p, *copy = xstrdup(dir);
-	int ret = 0;
-
-	for (p = copy + 1; ; p++) {
-		if (*p == '/' || *p == '\0') {
-			char c = *p;
-			*p = '\0';
-			if (mkdir(copy, 0777) < 0 && errno != EEXIST) {
-				ret = error("cannot create directory '%s': %s",
-					    copy, strerror(errno));
-				break;
-			}
-			*p = c;
-			if (c == '\0')
-				break;
-		}
-	}
-	free(copy);
-	if (ret == 0 && !dir_exists(dir))
-		ret = error("'%s' exists and is not a directory", dir);
-	return ret;
-}
-
-int
-file_exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-int
-dir_exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 int

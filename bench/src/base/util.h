@@ -3,7 +3,8 @@
 
 /*
  * Small shared helpers: a growable string buffer, error reporting that
- * returns -1, allocation wrappers that never return NULL, file helpers.
+ * returns -1, allocation wrappers that never return NULL. Files and
+ * directories are in base/files.h.
  */
 
 #include <stdarg.h>
@@ -72,15 +73,6 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Writes data to path through a temporary file and rename(); 0 / -1. */
-int write_file_atomic(const char *path, const void *data, size_t len);
-/* Creates dir and its parents (mode 0777 & umask); 0 / -1. */
-int mkdir_p(const char *dir);
-/* Returns 1 when path exists as a regular file, 0 otherwise. */
-int file_exists(const char *path);
-/* Returns 1 when path is a directory. */
-int dir_exists(const char *path);
 
 /* Parses a whole decimal integer / double; 0 on success, -1 otherwise. */
 int parse_long(const char *s, long *out);

@@ -3,6 +3,7 @@
 #include "analysis/compare.h"
 #include "analysis/render.h"
 #include "evidence/store.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <getopt.h>

@@ -8,6 +8,7 @@
 #include "base/proc.h"
 #include "evidence/store.h"
 #include "run/tools.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <errno.h>

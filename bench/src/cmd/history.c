@@ -5,6 +5,7 @@
 #include "analysis/render.h"
 #include "analysis/stats.h"
 #include "evidence/store.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <getopt.h>

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
 #include "evidence/store.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <stdarg.h>

@@ -5,6 +5,7 @@
 #include "analysis/render.h"
 #include "analysis/report.h"
 #include "evidence/store.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <stddef.h>

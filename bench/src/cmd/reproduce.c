@@ -4,7 +4,7 @@
 #include "analysis/render.h"
 #include "analysis/report.h"
 #include "evidence/store.h"
-#include "run/tools.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <math.h>

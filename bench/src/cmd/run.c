@@ -4,6 +4,7 @@
 #include "run/session.h"
 #include "evidence/bundle.h"
 #include "evidence/store.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <dirent.h>

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
 #include "run/launchagent.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <stdio.h>

@@ -6,6 +6,7 @@
 #include "evidence/sums.h"
 #include "models/hash.h"
 #include "base/json.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <dirent.h>

@@ -1,8 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/caps.h"
+#include "base/json.h"
 #include "base/util.h"
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,38 +22,49 @@ static const struct {
 	{ "use shared buffers", "use_shared_buffers" },
 };
 
-static cJSON *
-child(cJSON *parent, const char *key)
+/* The object (or array) parent[key], created when absent. */
+static struct json *
+child_of(struct json *parent, const char *key, int array)
 {
-	cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);
+	struct json *o = json_get_mut(parent, key);
 
-	if (!o)
-		o = cJSON_AddObjectToObject(parent, key);
+	if (!o) {
+		o = array ? json_new_array() : json_new_object();
+		json_set(parent, key, o);
+	}
 	return o;
 }
 
-static cJSON *
-child_array(cJSON *parent, const char *key)
+static struct json *
+child(struct json *parent, const char *key)
 {
-	cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key);
+	return child_of(parent, key, 0);
+}
 
-	if (!o)
-		o = cJSON_AddArrayToObject(parent, key);
-	return o;
+static struct json *
+child_array(struct json *parent, const char *key)
+{
+	return child_of(parent, key, 1);
+}
+
+/* A value seen again moves to the end: keys keep the order last seen. */
+static void
+set_value(struct json *o, const char *key, struct json *v)
+{
+	json_remove(o, key);
+	json_set(o, key, v);
 }
 
 static void
-set_number(cJSON *o, const char *key, double v)
+set_number(struct json *o, const char *key, double v)
 {
-	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
-	cJSON_AddNumberToObject(o, key, v);
+	set_value(o, key, json_new_num(v));
 }
 
 static void
-set_string(cJSON *o, const char *key, const char *v)
+set_string(struct json *o, const char *key, const char *v)
 {
-	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
-	cJSON_AddStringToObject(o, key, v);
+	set_value(o, key, json_new_str(v));
 }
 
 static char *
@@ -71,7 +82,7 @@ trim(char *s)
 
 /* "GPU family: MTLGPUFamilyApple9  (1009)" and its Common/Metal kin. */
 static void
-metal_family(cJSON *metal, const char *p)
+metal_family(struct json *metal, const char *p)
 {
 	static const struct { const char *kind, *key; } kinds[] = {
 		{ "MTLGPUFamilyApple", "apple_family" },
@@ -86,26 +97,26 @@ metal_family(cJSON *metal, const char *p)
 	if (!paren || sscanf(paren, "(%ld)", &value) != 1)
 		return;
 	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
-		const cJSON *old;
+		const struct json *old;
 
 		if (strncmp(p, kinds[i].kind, strlen(kinds[i].kind)))
 			continue;
-		old = cJSON_GetObjectItemCaseSensitive(metal, kinds[i].key);
+		old = json_get(metal, kinds[i].key);
 		/* ggml prints the highest family; keep the highest seen. */
-		if (!old || old->valuedouble < (double)value)
+		if (!old || json_num(old) < (double)value)
 			set_number(metal, kinds[i].key, (double)value);
 		return;
 	}
 }
 
 static void
-metal_line(cJSON *root, char *line)
+metal_line(struct json *root, char *line)
 {
 	char *p;
 	size_t i;
 
 	if ((p = strstr(line, "GPU name:"))) {
-		cJSON *metal = child(root, "metal");
+		struct json *metal = child(root, "metal");
 		char *name = trim(p + strlen("GPU name:"));
 		char *open = strchr(name, '(');
 		size_t n = strlen(name);
@@ -141,13 +152,9 @@ metal_line(cJSON *root, char *line)
 		if (!eq)
 			continue;
 		eq = trim(eq + 1);
-		if (!strcmp(eq, "true") || !strcmp(eq, "false")) {
-			cJSON *metal = child(root, "metal");
-			cJSON_DeleteItemFromObjectCaseSensitive(
-				metal, metal_flags[i].key);
-			cJSON_AddBoolToObject(metal, metal_flags[i].key,
-					      !strcmp(eq, "true"));
-		}
+		if (!strcmp(eq, "true") || !strcmp(eq, "false"))
+			set_value(child(root, "metal"), metal_flags[i].key,
+				  json_new_bool(!strcmp(eq, "true")));
 		return;
 	}
 }
@@ -157,15 +164,15 @@ metal_line(cJSON *root, char *line)
  * maxThreadgroupMemory=65536)", possibly after an NSLog prefix.
  */
 static void
-shim_line(cJSON *root, char *line, char *tag)
+shim_line(struct json *root, char *line, char *tag)
 {
 	char *msg = trim(tag + strlen("[LumeMetalCapabilities]"));
-	cJSON *shim;
+	struct json *shim;
 	char *open, *close, *kv, *save = NULL;
 
 	if (strncmp(msg, "Enabled for ", 12)) {
-		cJSON_AddItemToArray(child_array(root, "shim_messages"),
-				     cJSON_CreateString(msg));
+		json_append(child_array(root, "shim_messages"),
+			    json_new_str(msg));
 		return;
 	}
 	shim = child(root, "shim");
@@ -196,9 +203,9 @@ shim_line(cJSON *root, char *line, char *tag)
 
 /* "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes, VRAM: N MiB" */
 static void
-cuda_device(cJSON *root, char *line)
+cuda_device(struct json *root, char *line)
 {
-	cJSON *dev, *cuda = child(root, "cuda");
+	struct json *dev, *cuda = child(root, "cuda");
 	char *p = strstr(line, "Device "), *name, *comma, *q;
 	int idx, major, minor;
 	long vram;
@@ -207,53 +214,53 @@ cuda_device(cJSON *root, char *line)
 		return;
 	name = strchr(p, ':') + 1;
 	comma = strstr(name, ", compute capability");
-	dev = cJSON_CreateObject();
-	cJSON_AddNumberToObject(dev, "index", idx);
+	dev = json_new_object();
+	json_set_num(dev, "index", idx);
 	if (comma) {
 		*comma = '\0';
-		cJSON_AddStringToObject(dev, "name", trim(name));
+		json_set_str(dev, "name", trim(name));
 		if (sscanf(comma + 1, " compute capability %d.%d", &major,
 			   &minor) == 2)
-			cJSON_AddNumberToObject(dev, "compute_capability",
-						major * 10 + minor);
+			json_set_num(dev, "compute_capability",
+				     major * 10 + minor);
 		if ((q = strstr(comma + 1, "VMM: ")))
-			cJSON_AddBoolToObject(dev, "vmm", !strncmp(q + 5, "yes", 3));
+			json_set_bool(dev, "vmm", !strncmp(q + 5, "yes", 3));
 		if ((q = strstr(comma + 1, "VRAM: ")) &&
 		    sscanf(q + 6, "%ld", &vram) == 1)
-			cJSON_AddNumberToObject(dev, "vram_mib", (double)vram);
+			json_set_num(dev, "vram_mib", (double)vram);
 	} else {
-		cJSON_AddStringToObject(dev, "name", trim(name));
+		json_set_str(dev, "name", trim(name));
 	}
-	cJSON_AddItemToArray(child_array(cuda, "devices"), dev);
+	json_append(child_array(cuda, "devices"), dev);
 }
 
 /* "ggml_vulkan: 0 = NVIDIA H200 (NVIDIA) | uma: 0 | fp16: 1 | …" */
 static void
-vulkan_device(cJSON *root, char *p)
+vulkan_device(struct json *root, char *p)
 {
-	cJSON *dev;
+	struct json *dev;
 	char *eq = strstr(p, " = "), *field, *save = NULL;
 	int idx;
 
 	if (!eq || sscanf(p, "%d", &idx) != 1)
 		return;
-	dev = cJSON_CreateObject();
-	cJSON_AddNumberToObject(dev, "index", idx);
+	dev = json_new_object();
+	json_set_num(dev, "index", idx);
 	field = strtok_r(eq + 3, "|", &save);
 	if (field)
-		cJSON_AddStringToObject(dev, "name", trim(field));
+		json_set_str(dev, "name", trim(field));
 	while ((field = strtok_r(NULL, "|", &save))) {
 		char *colon = strchr(field, ':');
 		if (!colon)
 			continue;
 		*colon = '\0';
-		cJSON_AddStringToObject(dev, trim(field), trim(colon + 1));
+		json_set_str(dev, trim(field), trim(colon + 1));
 	}
-	cJSON_AddItemToArray(child_array(child(root, "vulkan"), "devices"), dev);
+	json_append(child_array(child(root, "vulkan"), "devices"), dev);
 }
 
 static void
-parse_line(cJSON *root, char *line)
+parse_line(struct json *root, char *line)
 {
 	char *p;
 	int n;
@@ -280,19 +287,19 @@ parse_line(cJSON *root, char *line)
 		vulkan_device(root, p + 13);
 	} else if ((p = strstr(line, "load_backend: loaded "))) {
 		char *from = strstr(p, " backend from ");
-		cJSON *b = cJSON_CreateObject();
+		struct json *b = json_new_object();
 		if (from) {
 			*from = '\0';
-			cJSON_AddStringToObject(b, "name",
-				trim(p + strlen("load_backend: loaded ")));
-			cJSON_AddStringToObject(b, "path",
-				trim(from + strlen(" backend from ")));
+			json_set_str(b, "name",
+				     trim(p + strlen("load_backend: loaded ")));
+			json_set_str(b, "path",
+				     trim(from + strlen(" backend from ")));
 		} else {
-			cJSON_AddStringToObject(b, "name", trim(p + 21));
+			json_set_str(b, "name", trim(p + 21));
 		}
-		cJSON_AddItemToArray(child_array(root, "backends_loaded"), b);
+		json_append(child_array(root, "backends_loaded"), b);
 	} else if ((p = strstr(line, "terminating because inserted dylib '"))) {
-		cJSON *d = child(root, "dyld_insert_failure");
+		struct json *d = child(root, "dyld_insert_failure");
 		char *path = p + strlen("terminating because inserted dylib '");
 		char *end = strstr(path, "' could not be loaded");
 		if (end) {
@@ -312,9 +319,9 @@ parse_line(cJSON *root, char *line)
 char *
 caps_parse(const char *text, size_t len)
 {
-	cJSON *root = cJSON_CreateObject();
+	struct json *root = json_new_object();
 	size_t pos = 0;
-	char *out, *ret;
+	char *out;
 
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
@@ -326,13 +333,9 @@ caps_parse(const char *text, size_t len)
 		free(line);
 		pos = end + 1;
 	}
-	out = cJSON_PrintUnformatted(root);
-	cJSON_Delete(root);
-	if (!out)
-		die("out of memory printing capabilities");
-	ret = xstrdup(out);
-	cJSON_free(out);
-	return ret;
+	out = json_print(root, 0);
+	json_free(root);
+	return out;
 }
 
 static int
@@ -416,73 +419,84 @@ caps_verify(const char *text, size_t len, const char *const *markers,
 }
 
 /* Follows a dotted path ("shim.status") through nested objects. */
-static const cJSON *
-json_path(const cJSON *root, const char *path)
+static const struct json *
+json_path(const struct json *root, const char *path)
 {
 	char *copy = xstrdup(path), *part, *save = NULL;
-	const cJSON *cur = root;
+	const struct json *cur = root;
 
 	for (part = strtok_r(copy, ".", &save); part && cur;
 	     part = strtok_r(NULL, ".", &save))
-		cur = cJSON_IsObject(cur) ?
-			cJSON_GetObjectItemCaseSensitive(cur, part) : NULL;
+		cur = json_get(cur, part);
 	free(copy);
 	return cur;
+}
+
+/*
+ * JSON at the start of text (what follows the value is not looked at),
+ * or NULL.
+ */
+static struct json *
+parse_start(const char *text, size_t len)
+{
+	size_t end;
+
+	return json_parse_prefix(text, len, &end);
 }
 
 int
 caps_check_probe(const char *probe_out, size_t len, const char *expect_json,
 		 struct buf *detail)
 {
-	cJSON *out = cJSON_ParseWithLength(probe_out, len);
-	cJSON *want = cJSON_Parse(expect_json ? expect_json : "{}");
-	const cJSON *w;
+	const char *expect = expect_json ? expect_json : "{}";
+	struct json *out = parse_start(probe_out, len);
+	struct json *want = parse_start(expect, strlen(expect));
+	const struct json *w;
 	int ok = 1, n = 0;
 
-	if (!cJSON_IsObject(out)) {
+	if (json_type(out) != JSON_OBJECT) {
 		buf_adds(detail, "probe output is not a JSON object");
-		cJSON_Delete(out);
-		cJSON_Delete(want);
+		json_free(out);
+		json_free(want);
 		return -1;
 	}
-	cJSON_ArrayForEach(w, want) {
-		const cJSON *got = json_path(out, w->string);
-		char *ws = cJSON_PrintUnformatted(w);
-		char *gs = got ? cJSON_PrintUnformatted(got) : NULL;
+	JSON_FOR_EACH(w, want) {
+		const struct json *got = json_path(out, json_key(w));
+		char *ws = json_print(w, 0);
+		char *gs = got ? json_print(got, 0) : NULL;
 
 		buf_adds(detail, n++ ? ", " : "probe: ");
-		if (got && cJSON_Compare(got, w, 1)) {
-			buf_addf(detail, "%s = %s", w->string, gs);
+		if (got && json_equal(got, w)) {
+			buf_addf(detail, "%s = %s", json_key(w), gs);
 		} else {
 			ok = 0;
-			buf_addf(detail, "%s is %s, expected %s", w->string,
+			buf_addf(detail, "%s is %s, expected %s", json_key(w),
 				 gs ? gs : "missing", ws);
 		}
-		cJSON_free(ws);
-		cJSON_free(gs);
+		free(ws);
+		free(gs);
 	}
-	cJSON_Delete(out);
-	cJSON_Delete(want);
+	json_free(out);
+	json_free(want);
 	return ok;
 }
 
 char *
 caps_with_probe(const char *caps_json, const char *probe_out, size_t len)
 {
-	cJSON *caps = cJSON_Parse(caps_json ? caps_json : "{}");
-	cJSON *probe = cJSON_ParseWithLength(probe_out, len);
-	char *text, *ret;
+	const char *text = caps_json ? caps_json : "{}";
+	struct json *caps = parse_start(text, strlen(text));
+	struct json *probe = parse_start(probe_out, len);
+	char *ret;
 
-	if (!cJSON_IsObject(caps)) {
-		cJSON_Delete(caps);
-		caps = cJSON_CreateObject();
+	if (json_type(caps) != JSON_OBJECT) {
+		json_free(caps);
+		caps = json_new_object();
 	}
 	if (!probe)
-		probe = cJSON_CreateString("(not JSON)");
-	cJSON_AddItemToObject(caps, "probe", probe);
-	text = cJSON_PrintUnformatted(caps);
-	ret = xstrdup(text ? text : "{}");
-	cJSON_free(text);
-	cJSON_Delete(caps);
+		probe = json_new_str("(not JSON)");
+	json_set(caps, "probe", probe);
+	ret = json_print(caps, 0);
+	json_free(caps);
 	return ret;
 }

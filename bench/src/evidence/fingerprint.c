@@ -1,9 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/fingerprint.h"
 #include "models/hash.h"
+#include "base/json.h"
 #include "base/util.h"
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,34 +17,44 @@ static const char *const identity_keys[] = {
 };
 
 static void
-add_key(struct buf *b, const cJSON *root, const char *key)
+add_key(struct buf *b, const struct json *root, const char *key)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+	const struct json *v = json_get(root, key);
 	char *text;
 
 	buf_adds(b, key);
 	buf_addch(b, '=');
-	if (cJSON_IsString(v)) {
-		buf_adds(b, v->valuestring);
-	} else if (v && !cJSON_IsNull(v)) {
-		text = cJSON_PrintUnformatted(v);
-		if (text)
-			buf_adds(b, text);
-		cJSON_free(text);
+	if (json_str(v)) {
+		buf_adds(b, json_str(v));
+	} else if (v && json_type(v) != JSON_NULL) {
+		text = json_print(v, 0);
+		buf_adds(b, text);
+		free(text);
 	}
 	buf_addch(b, '\n');
+}
+
+/* The JSON value at the start of text (NULL: "{}"), or NULL. */
+static struct json *
+parse_start(const char *text)
+{
+	size_t end;
+
+	if (!text)
+		text = "{}";
+	return json_parse_prefix(text, strlen(text), &end);
 }
 
 int
 fingerprint_identity(const char *fingerprint_json, char identity[65],
 		     char base_identity[65])
 {
-	cJSON *root = cJSON_Parse(fingerprint_json ? fingerprint_json : "{}");
+	struct json *root = parse_start(fingerprint_json);
 	struct buf all = BUF_INIT, base = BUF_INIT;
 	size_t i;
 
-	if (!cJSON_IsObject(root)) {
-		cJSON_Delete(root);
+	if (json_type(root) != JSON_OBJECT) {
+		json_free(root);
 		return error("fingerprint is not a JSON object");
 	}
 	for (i = 0; i < ARRAY_SIZE(identity_keys); i++) {
@@ -57,7 +67,7 @@ fingerprint_identity(const char *fingerprint_json, char identity[65],
 	hash_buf_sha256(base.buf, base.len, base_identity);
 	buf_release(&all);
 	buf_release(&base);
-	cJSON_Delete(root);
+	json_free(root);
 	return 0;
 }
 
@@ -138,42 +148,42 @@ value_of(const char *text, size_t len, const char *key)
 }
 
 static void
-add_warning(cJSON *w, char *msg)
+add_warning(struct json *w, char *msg)
 {
-	cJSON_AddItemToArray(w, cJSON_CreateString(msg));
+	json_append(w, json_new_str(msg));
 	free(msg);
 }
 
 static void
-put(cJSON *o, const char *key, char *v)
+put(struct json *o, const char *key, char *v)
 {
 	if (v && *v)
-		cJSON_AddStringToObject(o, key, v);
+		json_set_str(o, key, v);
 	free(v);
 }
 
 static void
-put_num(cJSON *o, const char *key, char *v, double scale)
+put_num(struct json *o, const char *key, char *v, double scale)
 {
 	double d;
 
 	if (v && parse_double(v, &d) == 0)
-		cJSON_AddNumberToObject(o, key, d * scale);
+		json_set_num(o, key, d * scale);
 	free(v);
 }
 
 int
 fingerprint_parse(const char *t, size_t len, char **json, char **warnings_json)
 {
-	cJSON *o = cJSON_CreateObject(), *w = cJSON_CreateArray();
-	char *sys = value_of(t, len, "os.uname_s"), *v, *out;
+	struct json *o = json_new_object(), *w = json_new_array();
+	char *sys = value_of(t, len, "os.uname_s"), *v;
 	double cores = 0, load = -1;
 	size_t pos = 0;
 
 	put(o, "kernel", value_of(t, len, "os.uname_r"));
 	put(o, "arch", value_of(t, len, "os.uname_m"));
 	if (sys && !strcmp(sys, "Darwin")) {
-		cJSON_AddStringToObject(o, "os_name", "macOS");
+		json_set_str(o, "os_name", "macOS");
 		put(o, "os_version", value_of(t, len, "sw_vers.productVersion"));
 		put(o, "os_build", value_of(t, len, "sw_vers.buildVersion"));
 		put(o, "hw_model", value_of(t, len, "sysctl.hw.model"));
@@ -187,14 +197,13 @@ fingerprint_parse(const char *t, size_t len, char **json, char **warnings_json)
 		put(o, "gpu", value_of(t, len, "sp.gpu_model"));
 		v = value_of(t, len, "csrutil.status");
 		if (v && strstr(v, "disabled"))
-			cJSON_AddStringToObject(o, "sip", "disabled");
+			json_set_str(o, "sip", "disabled");
 		else if (v && strstr(v, "enabled"))
-			cJSON_AddStringToObject(o, "sip", "enabled");
+			json_set_str(o, "sip", "enabled");
 		free(v);
 		v = value_of(t, len, "pvg.unrestricted");
 		if (v && *v)
-			cJSON_AddNumberToObject(o, "pvg_unrestricted",
-						!strcmp(v, "1"));
+			json_set_num(o, "pvg_unrestricted", !strcmp(v, "1"));
 		free(v);
 		/* pmset -g therm: a recorded warning level or a limit < 100 */
 		while (pos < len) {
@@ -213,15 +222,14 @@ fingerprint_parse(const char *t, size_t len, char **json, char **warnings_json)
 					add_warning(w, xstrfmt(
 						"thermal or performance warning: "
 						"'%s'", l));
-					cJSON_AddStringToObject(o, "thermal",
-								"warning");
+					json_set_str(o, "thermal", "warning");
 				}
 			}
 			free(line);
 		}
 		v = value_of(t, len, "pmset.therm");
-		if (!cJSON_GetObjectItem(o, "thermal") && v)
-			cJSON_AddStringToObject(o, "thermal", "nominal");
+		if (!json_get(o, "thermal") && v)
+			json_set_str(o, "thermal", "nominal");
 		free(v);
 	} else {
 		put(o, "os_name", value_of(t, len, "linux.os_name"));
@@ -234,7 +242,7 @@ fingerprint_parse(const char *t, size_t len, char **json, char **warnings_json)
 		put_num(o, "cpu_cores", value_of(t, len, "linux.cpu_cores"), 1);
 		put_num(o, "memory_bytes", value_of(t, len, "linux.mem_kb"), 1024);
 		v = value_of(t, len, "linux.hypervisor");
-		cJSON_AddNumberToObject(o, "is_vm", v && atoi(v) > 0);
+		json_set_num(o, "is_vm", v && atoi(v) > 0);
 		free(v);
 		put(o, "cpu_governor", value_of(t, len, "linux.governor"));
 		v = value_of(t, len, "gpu.nvidia");
@@ -246,47 +254,42 @@ fingerprint_parse(const char *t, size_t len, char **json, char **warnings_json)
 	v = value_of(t, len, "load.avg");
 	if (v && *v) {
 		load = atof(v);
-		cJSON_AddNumberToObject(o, "load1", load);
+		json_set_num(o, "load1", load);
 	}
 	free(v);
-	if (cJSON_IsNumber(cJSON_GetObjectItem(o, "cpu_cores")))
-		cores = cJSON_GetObjectItem(o, "cpu_cores")->valuedouble;
+	if (json_type(json_get(o, "cpu_cores")) == JSON_NUMBER)
+		cores = json_num(json_get(o, "cpu_cores"));
 	if (cores > 0 && load > 0.5 * cores)
 		add_warning(w, xstrfmt("load average %.2f is above 0.5 per "
 				       "core (%g cores)", load, cores));
 	v = value_of(t, len, "proc.llama");
 	if (v && atoi(v) > 0) {
-		cJSON_AddNumberToObject(o, "llama_processes", atoi(v));
+		json_set_num(o, "llama_processes", atoi(v));
 		add_warning(w, xstrfmt("%d other llama process%s running",
 				       atoi(v), atoi(v) > 1 ? "es" : ""));
 	}
 	free(v);
-	out = cJSON_PrintUnformatted(o);
-	*json = xstrdup(out);
-	cJSON_free(out);
-	out = cJSON_PrintUnformatted(w);
-	*warnings_json = xstrdup(out);
-	cJSON_free(out);
-	cJSON_Delete(o);
-	cJSON_Delete(w);
+	*json = json_print(o, 0);
+	*warnings_json = json_print(w, 0);
+	json_free(o);
+	json_free(w);
 	return 0;
 }
 
 char *
 fingerprint_set(const char *json, const char *key, const char *value)
 {
-	cJSON *o = cJSON_Parse(json ? json : "{}");
-	char *out, *ret;
+	struct json *o = parse_start(json);
+	char *ret;
 
-	if (!cJSON_IsObject(o)) {
-		cJSON_Delete(o);
-		o = cJSON_CreateObject();
+	if (json_type(o) != JSON_OBJECT) {
+		json_free(o);
+		o = json_new_object();
 	}
-	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
-	cJSON_AddStringToObject(o, key, value);
-	out = cJSON_PrintUnformatted(o);
-	ret = xstrdup(out);
-	cJSON_free(out);
-	cJSON_Delete(o);
+	/* replaced or new, the key goes last */
+	json_remove(o, key);
+	json_set_str(o, key, value);
+	ret = json_print(o, 0);
+	json_free(o);
 	return ret;
 }

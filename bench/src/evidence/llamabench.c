@@ -1,8 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/llamabench.h"
+#include "base/json.h"
 #include "base/util.h"
 
-#include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,55 +26,57 @@ lb_test_name(long n_prompt, long n_gen, long n_depth, char *out, size_t size)
 
 /* A string field; numbers and booleans are rendered; "" when absent. */
 static char *
-get_str(const cJSON *o, const char *key)
+get_str(const struct json *o, const char *key)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	const struct json *v = json_get(o, key);
 	char num[64];
 
-	if (cJSON_IsString(v) && v->valuestring)
-		return xstrdup(v->valuestring);
-	if (cJSON_IsNumber(v)) {
-		snprintf(num, sizeof(num), "%.17g", v->valuedouble);
+	if (json_str(v))
+		return xstrdup(json_str(v));
+	if (json_type(v) == JSON_NUMBER) {
+		snprintf(num, sizeof(num), "%.17g", json_num(v));
 		return xstrdup(num);
 	}
-	if (cJSON_IsBool(v))
-		return xstrdup(cJSON_IsTrue(v) ? "true" : "false");
+	if (json_is_bool(v))
+		return xstrdup(json_bool(v) ? "true" : "false");
 	return xstrdup("");
 }
 
+/* What a value is, for messages: the number itself, else its type. */
+static const char *
+what(const struct json *v, char *tmp, size_t size)
+{
+	if (json_type(v) != JSON_NUMBER)
+		return json_type_name(v);
+	snprintf(tmp, size, "%.17g", json_num(v));
+	return tmp;
+}
+
 /*
- * An integer field, accepting numbers, numeric strings and booleans
- * (fields changed type across llama-bench versions). Returns 1 when
- * present, 0 when absent, -1 when present but not an integer.
+ * An integer field in [lo, hi]: 1 when present, 0 when absent or null,
+ * -1 after error() naming file, row and key when it is anything else.
+ * Every llama-bench version prints these fields as bare JSON integers
+ * (its printers quote only string fields), so a string ("512", "0x200")
+ * or a boolean is not an integer here.
  */
 static int
-get_int(const cJSON *o, const char *key, int64_t *out)
+get_int(const struct json *o, const char *key, int64_t lo, int64_t hi,
+	int64_t *out, const char *name, size_t rowno)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	double d;
+	const struct json *v = json_get(o, key);
+	char tmp[40];
 
-	if (!v || cJSON_IsNull(v))
+	if (!v || json_type(v) == JSON_NULL)
 		return 0;
-	if (cJSON_IsBool(v)) {
-		*out = cJSON_IsTrue(v);
-		return 1;
-	}
-	if (cJSON_IsString(v)) {
-		if (parse_double(v->valuestring, &d) < 0)
-			return -1;
-	} else if (cJSON_IsNumber(v)) {
-		d = v->valuedouble;
-	} else {
-		return -1;
-	}
-	if (!isfinite(d) || d != floor(d) || fabs(d) > 9.0e18)
-		return -1;
-	*out = (int64_t)d;
+	if (json_int64(v, lo, hi, out) < 0)
+		return error("'%s' row %zu: %s must be an integer in [%lld, "
+			     "%lld], not %s", name, rowno, key, (long long)lo,
+			     (long long)hi, what(v, tmp, sizeof(tmp)));
 	return 1;
 }
 
 static char *
-backends_of(const cJSON *o)
+backends_of(const struct json *o)
 {
 	/* 2024-era builds: one boolean per backend, in get_backend() order. */
 	static const struct { const char *key, *name; } flags[] = {
@@ -82,19 +85,18 @@ backends_of(const cJSON *o)
 		{ "sycl", "SYCL" }, { "rpc", "RPC" },
 		{ "gpu_blas", "GPU BLAS" }, { "blas", "BLAS" },
 	};
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "backends");
 	struct buf b = BUF_INIT;
+	const struct json *v;
 	size_t i;
 
-	if (cJSON_IsString(v) && v->valuestring)
-		return xstrdup(v->valuestring);
-	v = cJSON_GetObjectItemCaseSensitive(o, "backend");
-	if (cJSON_IsString(v) && v->valuestring)
-		return xstrdup(v->valuestring);
+	if (json_get_str(o, "backends"))
+		return xstrdup(json_get_str(o, "backends"));
+	if (json_get_str(o, "backend"))
+		return xstrdup(json_get_str(o, "backend"));
 	for (i = 0; i < ARRAY_SIZE(flags); i++) {
-		v = cJSON_GetObjectItemCaseSensitive(o, flags[i].key);
-		if (cJSON_IsTrue(v) ||
-		    (cJSON_IsNumber(v) && v->valuedouble != 0)) {
+		v = json_get(o, flags[i].key);
+		if (json_bool(v) == 1 ||
+		    (json_type(v) == JSON_NUMBER && json_num(v) != 0)) {
 			if (b.len)
 				buf_addch(&b, ',');
 			buf_adds(&b, flags[i].name);
@@ -106,17 +108,17 @@ backends_of(const cJSON *o)
 }
 
 static char *
-flash_attn_of(const cJSON *o)
+flash_attn_of(const struct json *o)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "flash_attn");
+	const struct json *v = json_get(o, "flash_attn");
+	const char *s = json_str(v);
 
-	if (cJSON_IsBool(v))
-		return xstrdup(cJSON_IsTrue(v) ? "on" : "off");
-	if (cJSON_IsNumber(v))
-		return xstrdup(v->valuedouble < 0 ? "auto" :
-			       v->valuedouble > 0 ? "on" : "off");
-	if (cJSON_IsString(v) && v->valuestring) {
-		const char *s = v->valuestring;
+	if (json_is_bool(v))
+		return xstrdup(json_bool(v) ? "on" : "off");
+	if (json_type(v) == JSON_NUMBER)
+		return xstrdup(json_num(v) < 0 ? "auto" :
+			       json_num(v) > 0 ? "on" : "off");
+	if (s) {
 		if (!strcmp(s, "1") || !strcmp(s, "true") ||
 		    !strcmp(s, "enabled"))
 			return xstrdup("on");
@@ -147,141 +149,187 @@ row_release(struct lb_row *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* The value of one sample (i counts from 0), checked; -1 after error(). */
+static int
+sample_ns(const struct json *v, const char *name, size_t rowno, size_t i,
+	  int64_t *out)
+{
+	char tmp[40];
+
+	/* llama-bench prints nanoseconds as unsigned 64-bit integers;
+	 * beyond int64 they cannot be stored, so they are refused. */
+	if (json_int64(v, 1, INT64_MAX, out) < 0)
+		return error("'%s' row %zu: samples_ns[%zu] is %s, not a "
+			     "positive integer below 2^63", name, rowno, i,
+			     what(v, tmp, sizeof(tmp)));
+	return 0;
+}
+
+static int
+sample_ts(const struct json *v, const char *name, size_t rowno, size_t i,
+	  double *out)
+{
+	double d = json_num(v);
+
+	if (!isfinite(d) || d <= 0)
+		return error("'%s' row %zu: samples_ts[%zu] is not a positive "
+			     "number", name, rowno, i);
+	*out = d;
+	return 0;
+}
+
 /*
  * Reads the samples of one row and checks them: equal lengths, finite,
- * positive, and ts consistent with (n_prompt+n_gen)/ns.
+ * positive, and ts consistent with (n_prompt+n_gen)/ns. One pass over
+ * both arrays, so a long row costs linear time.
  */
 static int
-parse_samples(const cJSON *o, struct lb_row *r, const char *name, size_t rowno)
+parse_samples(const struct json *o, struct lb_row *r, const char *name,
+	      size_t rowno)
 {
-	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(o, "samples_ns");
-	const cJSON *ts = cJSON_GetObjectItemCaseSensitive(o, "samples_ts");
+	const struct json *ns = json_get(o, "samples_ns");
+	const struct json *ts = json_get(o, "samples_ts");
+	const struct json *a, *b;
 	long tokens = r->n_prompt + r->n_gen;
-	int nns = -1, nts = -1, i, n;
+	size_t nns = 0, nts = 0, n, i;
 
-	if (ns && !cJSON_IsArray(ns))
+	if (ns && json_type(ns) != JSON_ARRAY)
 		return error("'%s' row %zu: samples_ns is not an array", name,
 			     rowno);
-	if (ts && !cJSON_IsArray(ts))
+	if (ts && json_type(ts) != JSON_ARRAY)
 		return error("'%s' row %zu: samples_ts is not an array", name,
 			     rowno);
-	if (ns)
-		nns = cJSON_GetArraySize(ns);
-	if (ts)
-		nts = cJSON_GetArraySize(ts);
-	if (nns >= 0 && nts >= 0 && nns != nts)
-		return error("'%s' row %zu: samples_ns has %d values but "
-			     "samples_ts has %d", name, rowno, nns, nts);
-	n = nns >= 0 ? nns : nts;
-	if (n <= 0)
+	nns = json_size(ns);
+	nts = json_size(ts);
+	if (ns && ts && nns != nts)
+		return error("'%s' row %zu: samples_ns has %zu values but "
+			     "samples_ts has %zu", name, rowno, nns, nts);
+	n = ns ? nns : nts;
+	if (n == 0)
 		return 0;
 	if (tokens <= 0)
 		return error("'%s' row %zu: samples but n_prompt+n_gen is %ld",
 			     name, rowno, tokens);
-	r->n_samples = (size_t)n;
-	r->samples_ts = xcalloc((size_t)n, sizeof(double));
-	if (nns >= 0)
-		r->samples_ns = xcalloc((size_t)n, sizeof(int64_t));
-	for (i = 0; i < n; i++) {
-		const cJSON *a = nns >= 0 ? cJSON_GetArrayItem(ns, i) : NULL;
-		const cJSON *b = nts >= 0 ? cJSON_GetArrayItem(ts, i) : NULL;
+	r->n_samples = n;
+	r->samples_ts = xcalloc(n, sizeof(double));
+	if (ns)
+		r->samples_ns = xcalloc(n, sizeof(int64_t));
+	a = json_first(ns);
+	b = json_first(ts);
+	for (i = 0; i < n; i++, a = json_next(a), b = json_next(b)) {
 		double expect;
 
-		if (a) {
-			if (!cJSON_IsNumber(a) || !isfinite(a->valuedouble) ||
-			    a->valuedouble <= 0)
-				return error("'%s' row %zu: samples_ns[%d] is "
-					     "not a positive number", name,
-					     rowno, i);
-			r->samples_ns[i] = (int64_t)a->valuedouble;
-		}
-		if (b) {
-			if (!cJSON_IsNumber(b) || !isfinite(b->valuedouble) ||
-			    b->valuedouble <= 0)
-				return error("'%s' row %zu: samples_ts[%d] is "
-					     "not a positive number", name,
-					     rowno, i);
-			r->samples_ts[i] = b->valuedouble;
-		}
+		if (a && sample_ns(a, name, rowno, i, &r->samples_ns[i]) < 0)
+			return -1;
+		if (b && sample_ts(b, name, rowno, i, &r->samples_ts[i]) < 0)
+			return -1;
 		if (!a)
 			continue;
-		expect = 1e9 * (double)tokens / a->valuedouble;
+		expect = 1e9 * (double)tokens / (double)r->samples_ns[i];
 		if (!b) {
 			r->samples_ts[i] = expect;
 			continue;
 		}
 		/* samples_ts is printed with 6 significant digits. */
-		if (fabs(b->valuedouble - expect) > 1e-3 * expect)
-			return error("'%s' row %zu: samples_ts[%d] = %g does "
-				     "not match %ld tokens in %" "lld ns (%g)",
-				     name, rowno, i, b->valuedouble, tokens,
+		if (fabs(r->samples_ts[i] - expect) > 1e-3 * expect)
+			return error("'%s' row %zu: samples_ts[%zu] = %g does "
+				     "not match %ld tokens in %lld ns (%g)",
+				     name, rowno, i, r->samples_ts[i], tokens,
 				     (long long)r->samples_ns[i], expect);
 	}
 	return 0;
 }
 
-/* Fills r from one JSON object; -1 with error() naming file and row. */
+/*
+ * Fills r from one JSON object; -1 with error() naming file and row. A
+ * row is what every llama-bench version prints for a finished test: the
+ * token counts (not both 0) and its samples; any other object is not
+ * taken for an empty run.
+ */
 static int
-parse_row(const cJSON *o, struct lb_row *r, const char *name, size_t rowno)
+parse_row(const struct json *o, struct lb_row *r, const char *name,
+	  size_t rowno)
 {
 	static const char *const counts[] = { "n_prompt", "n_gen", "n_depth" };
+	static const char *const ints[] = { "build_number", "n_batch",
+					    "n_ubatch", "n_threads",
+					    "n_gpu_layers" };
+	long *const int_dst[] = { &r->build_number, &r->n_batch, &r->n_ubatch,
+				  &r->n_threads, &r->n_gpu_layers };
 	int64_t v, c[3] = { 0, 0, 0 };
-	const cJSON *avg;
-	char *raw;
+	const struct json *avg;
+	char *where;
 	size_t i;
+	int rc;
 
 	memset(r, 0, sizeof(*r));
-	if (!cJSON_IsObject(o))
+	if (json_type(o) != JSON_OBJECT)
 		return error("'%s' row %zu: not a JSON object", name, rowno);
+	where = xstrfmt("'%s' row %zu", name, rowno);
+	rc = json_check_unique(o, where);
+	free(where);
+	if (rc < 0)
+		return -1;
 	for (i = 0; i < ARRAY_SIZE(counts); i++) {
-		int rc = get_int(o, counts[i], &c[i]);
-		if (rc < 0 || c[i] < 0)
-			return error("'%s' row %zu: %s is not a non-negative "
-				     "integer", name, rowno, counts[i]);
+		rc = get_int(o, counts[i], 0, INT_MAX, &c[i], name, rowno);
+		if (rc < 0)
+			return -1;
+		if (rc == 0 && i < 2)
+			return error("'%s' row %zu: not a llama-bench row: no "
+				     "%s", name, rowno, counts[i]);
 	}
+	if (c[0] + c[1] == 0)
+		return error("'%s' row %zu: n_prompt and n_gen are both 0",
+			     name, rowno);
+	if (!json_get(o, "samples_ns") && !json_get(o, "samples_ts"))
+		return error("'%s' row %zu: not a llama-bench row: no "
+			     "samples_ns or samples_ts", name, rowno);
 	r->n_prompt = (long)c[0];
 	r->n_gen = (long)c[1];
 	r->n_depth = (long)c[2];
 	lb_test_name(r->n_prompt, r->n_gen, r->n_depth, r->test,
 		     sizeof(r->test));
+	for (i = 0; i < ARRAY_SIZE(ints); i++) {
+		rc = get_int(o, ints[i], INT_MIN, INT_MAX, &v, name, rowno);
+		if (rc < 0)
+			return -1;
+		*int_dst[i] = rc ? (long)v : -1;
+	}
+	rc = get_int(o, "model_size", 0, INT64_MAX, &r->model_size, name,
+		     rowno);
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		r->model_size = -1;
+	rc = get_int(o, "model_n_params", 0, INT64_MAX, &r->model_n_params,
+		     name, rowno);
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		r->model_n_params = -1;
 	r->build_commit = get_str(o, "build_commit");
-	r->build_number = get_int(o, "build_number", &v) == 1 ? (long)v : -1;
 	r->backends = backends_of(o);
 	r->cpu_info = get_str(o, "cpu_info");
 	r->gpu_info = get_str(o, "gpu_info");
 	r->model_filename = get_str(o, "model_filename");
 	r->model_type = get_str(o, "model_type");
-	r->model_size = get_int(o, "model_size", &v) == 1 ? v : -1;
-	r->model_n_params = get_int(o, "model_n_params", &v) == 1 ? v : -1;
-	if (r->model_size < -1 || r->model_n_params < -1)
-		return error("'%s' row %zu: negative model size or parameter "
-			     "count", name, rowno);
-	r->n_batch = get_int(o, "n_batch", &v) == 1 ? (long)v : -1;
-	r->n_ubatch = get_int(o, "n_ubatch", &v) == 1 ? (long)v : -1;
-	r->n_threads = get_int(o, "n_threads", &v) == 1 ? (long)v : -1;
-	r->n_gpu_layers = get_int(o, "n_gpu_layers", &v) == 1 ? (long)v : -1;
 	r->flash_attn = flash_attn_of(o);
 	r->test_time = get_str(o, "test_time");
-	avg = cJSON_GetObjectItemCaseSensitive(o, "avg_ts");
+	avg = json_get(o, "avg_ts");
 	if (avg) {
-		if (!cJSON_IsNumber(avg) || !isfinite(avg->valuedouble) ||
-		    avg->valuedouble < 0)
+		if (!isfinite(json_num(avg)) || json_num(avg) < 0)
 			return error("'%s' row %zu: avg_ts is not a finite "
 				     "non-negative number", name, rowno);
-		r->avg_ts = avg->valuedouble;
+		r->avg_ts = json_num(avg);
 	}
 	if (parse_samples(o, r, name, rowno) < 0)
 		return -1;
-	raw = cJSON_PrintUnformatted(o);
-	if (!raw)
-		die("out of memory printing a row");
-	r->raw_json = xstrdup(raw);
-	cJSON_free(raw);
+	r->raw_json = json_print(o, 0);
 	return 0;
 }
 
 static int
-add_row(struct lb_output *out, const cJSON *o, const char *name)
+add_row(struct lb_output *out, const struct json *o, const char *name)
 {
 	struct lb_row r;
 
@@ -295,96 +343,157 @@ add_row(struct lb_output *out, const cJSON *o, const char *name)
 }
 
 static int
-add_text_row(struct lb_output *out, const char *p, size_t len,
-	     const char *name)
+only_space(const char *p, size_t len, size_t *first)
 {
-	cJSON *o = cJSON_ParseWithLength(p, len);
-	int ret;
+	size_t i;
 
-	if (!o)
-		return error("'%s' row %zu: not valid JSON", name, out->n + 1);
-	ret = add_row(out, o, name);
-	cJSON_Delete(o);
-	return ret;
+	for (i = 0; i < len; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\n' &&
+		    p[i] != '\r')
+			break;
+	if (first)
+		*first = i;
+	return i == len;
+}
+
+/* Refuses the text at data[at] (what cannot be there), naming the byte. */
+static int
+bad_byte(const char *data, size_t len, size_t at, const char *name,
+	 const char *what_fails)
+{
+	unsigned char c = at < len ? (unsigned char)data[at] : 0;
+
+	if (c >= 0x20 && c < 0x7f)
+		return error("'%s': %s: unexpected '%c' at byte %zu", name,
+			     what_fails, c, at);
+	return error("'%s': %s: unexpected byte 0x%02x at byte %zu", name,
+		     what_fails, c, at);
 }
 
 /*
- * Recovers the complete top-level objects of a JSON array whose end is
- * missing (llama-bench died mid-way: stdout holds "[" and some rows).
+ * Whether text (len bytes, failing to parse) is a cut-off value: every
+ * byte fits JSON and the value is not whole. A whole value that still
+ * does not parse (a lone surrogate escape, nesting beyond the parser's
+ * limit) is refused like garbage.
  */
 static int
-parse_partial_array(const char *data, size_t len, const char *name,
-		    struct lb_output *out)
+is_cut(const char *text, size_t len)
 {
-	size_t i, start = 0;
-	int depth = 0, in_str = 0, esc = 0;
+	int whole;
 
-	for (i = 0; i < len; i++) {
-		char c = data[i];
+	return json_prefix_len(text, len, &whole) == len && !whole;
+}
 
-		if (in_str) {
-			if (esc)
-				esc = 0;
-			else if (c == '\\')
-				esc = 1;
-			else if (c == '"')
-				in_str = 0;
-			continue;
+/*
+ * Keeps the complete rows of an array that was cut off (llama-bench died
+ * mid-way: stdout holds "[\n" and the rows it finished). Only a text that
+ * is really such an array is taken: every byte fits JSON so far, the
+ * header line "[" is whole, and after the last complete row comes only
+ * the start of another row. data[start] is the '['; err is where the
+ * parser stopped.
+ */
+static int
+parse_cut_array(const char *data, size_t len, size_t start, size_t err,
+		const char *name, struct lb_output *out)
+{
+	size_t pos, skip, end;
+	struct json *o;
+	int whole, ret;
+
+	pos = start + json_prefix_len(data + start, len - start, &whole);
+	if (pos < len)
+		return bad_byte(data, len, pos, name,
+				"not llama-bench JSON output");
+	if (whole)
+		return error("'%s': not valid JSON at byte %zu", name, err);
+	pos = start + 1;
+	while (pos < len && (data[pos] == ' ' || data[pos] == '\t' ||
+			     data[pos] == '\r'))
+		pos++;
+	if (pos == len || data[pos] != '\n')
+		return error("'%s': an unclosed array without llama-bench's "
+			     "header line \"[\": no newline at byte %zu",
+			     name, pos);
+	for (;;) {
+		only_space(data + pos, len - pos, &skip);
+		pos += skip;
+		if (pos < len && data[pos] == ',' && out->n) {
+			pos++;
+			only_space(data + pos, len - pos, &skip);
+			pos += skip;
 		}
-		if (c == '"') {
-			in_str = 1;
-		} else if (c == '{') {
-			if (depth++ == 0)
-				start = i;
-		} else if (c == '}') {
-			if (depth == 0)
-				return error("'%s': unbalanced '}' at byte %zu",
-					     name, i);
-			if (--depth == 0 &&
-			    add_text_row(out, data + start, i - start + 1,
-					 name) < 0)
-				return -1;
+		if (pos == len)
+			break;
+		if (data[pos] != '{')
+			return error("'%s' row %zu: not a JSON object (byte "
+				     "%zu)", name, out->n + 1, pos);
+		o = json_parse_prefix(data + pos, len - pos, &end);
+		if (!o) {
+			/* the row being printed when it stopped */
+			if (is_cut(data + pos, len - pos))
+				break;
+			return error("'%s' row %zu: not valid JSON at byte %zu",
+				     name, out->n + 1, pos + end);
 		}
+		ret = add_row(out, o, name);
+		json_free(o);
+		if (ret < 0)
+			return -1;
+		pos += end;
 	}
 	out->incomplete = 1;
 	return 0;
 }
 
+/*
+ * llama-bench -o json: "[\n", the rows as they finish, "\n]\n". A closed
+ * array must be the whole text; an unclosed one is a run that died.
+ */
 static int
-parse_json(const char *data, size_t len, const char *name,
+parse_json(const char *data, size_t len, size_t start, const char *name,
 	   struct lb_output *out)
 {
-	cJSON *root = cJSON_ParseWithLength(data, len), *item;
+	const struct json *item;
+	struct json *root;
+	size_t end, skip;
+	int ret = 0;
 
 	out->format = "json";
+	root = json_parse_prefix(data + start, len - start, &end);
 	if (!root)
-		return parse_partial_array(data, len, name, out);
-	if (!cJSON_IsArray(root)) {
-		cJSON_Delete(root);
-		return error("'%s': not a llama-bench JSON array", name);
+		return parse_cut_array(data, len, start, start + end, name,
+				       out);
+	end += start;
+	if (!only_space(data + end, len - end, &skip)) {
+		json_free(root);
+		return bad_byte(data, len, end + skip, name,
+				"text after the JSON array");
 	}
-	cJSON_ArrayForEach(item, root) {
-		if (add_row(out, item, name) < 0) {
-			cJSON_Delete(root);
-			return -1;
-		}
-	}
-	cJSON_Delete(root);
-	return 0;
+	JSON_FOR_EACH(item, root)
+		if ((ret = add_row(out, item, name)) < 0)
+			break;
+	json_free(root);
+	return ret;
 }
 
+/*
+ * llama-bench -o jsonl: one object per line, each written when its test
+ * finishes. Only the last line may be cut off (then `incomplete`), and
+ * only when what is there is the start of an object.
+ */
 static int
-parse_jsonl(const char *data, size_t len, const char *name,
+parse_jsonl(const char *data, size_t len, size_t start, const char *name,
 	    struct lb_output *out)
 {
-	size_t pos = 0;
+	size_t pos = start;
 
 	out->format = "jsonl";
 	while (pos < len) {
 		const char *nl = memchr(data + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - data) : len;
-		size_t a = pos, b = end;
-		cJSON *o;
+		size_t a = pos, b = end, stop, skip;
+		struct json *o;
+		int ret;
 
 		while (a < b && (data[a] == ' ' || data[a] == '\t' ||
 				 data[a] == '\r'))
@@ -394,21 +503,34 @@ parse_jsonl(const char *data, size_t len, const char *name,
 		pos = end + 1;
 		if (a == b)
 			continue;
-		o = cJSON_ParseWithLength(data + a, b - a);
+		o = json_parse_prefix(data + a, b - a, &stop);
 		if (!o) {
+			size_t bad = json_prefix_len(data + a, b - a, NULL);
+
 			/* A cut last line is a truncation, not garbage. */
-			if (!nl && data[a] == '{') {
-				out->incomplete = 1;
-				return 0;
+			if (is_cut(data + a, b - a) && data[a] == '{') {
+				if (!nl) {
+					out->incomplete = 1;
+					return 0;
+				}
+				return error("'%s' row %zu: the JSON object "
+					     "ends early at byte %zu", name,
+					     out->n + 1, b);
 			}
-			return error("'%s' row %zu: not valid JSON", name,
-				     out->n + 1);
+			return error("'%s' row %zu: not valid JSON at byte %zu",
+				     name, out->n + 1,
+				     a + (bad < b - a ? bad : stop));
 		}
-		if (add_row(out, o, name) < 0) {
-			cJSON_Delete(o);
+		if (!only_space(data + a + stop, b - a - stop, &skip)) {
+			json_free(o);
+			return error("'%s' row %zu: text after the JSON object "
+				     "at byte %zu", name, out->n + 1,
+				     a + stop + skip);
+		}
+		ret = add_row(out, o, name);
+		json_free(o);
+		if (ret < 0)
 			return -1;
-		}
-		cJSON_Delete(o);
 	}
 	return 0;
 }
@@ -420,18 +542,16 @@ lb_parse(const char *data, size_t len, const char *name,
 	size_t i = 0;
 
 	memset(out, 0, sizeof(*out));
-	while (i < len && (data[i] == ' ' || data[i] == '\n' ||
-			   data[i] == '\r' || data[i] == '\t'))
-		i++;
+	only_space(data, len, &i);
 	if (i == len) {
 		out->format = "empty";
 		out->incomplete = 1;
 		return 0;
 	}
 	if (data[i] == '[')
-		return parse_json(data + i, len - i, name, out);
+		return parse_json(data, len, i, name, out);
 	if (data[i] == '{')
-		return parse_jsonl(data + i, len - i, name, out);
+		return parse_jsonl(data, len, i, name, out);
 	return error("'%s': not llama-bench JSON or JSONL output "
 		     "(starts with '%c')", name, data[i]);
 }

@@ -41,11 +41,17 @@ struct lb_output {
 
 /*
  * Parses llama-bench stdout. `name` (a file name) is used in errors.
- * Complete rows before a truncation are kept and `incomplete` is set.
- * Returns 0, or -1 with error() naming file and row for a row with
- * non-finite or negative values, samples of different lengths, or
- * samples inconsistent with n_prompt+n_gen. Release with
- * lb_output_release() in both cases.
+ * Output cut off mid-way (an array left open after "[\n", a last jsonl
+ * line cut short) keeps its complete rows and sets `incomplete`, but
+ * only when every byte so far fits JSON and what follows the last row
+ * is the start of another. Returns 0, or -1 with error() naming the file
+ * and the byte or row for anything else: text that is not JSON, text
+ * after the closing ']', an object that is not a llama-bench row (no
+ * n_prompt, n_gen or samples; a key twice), an integer field that is not
+ * a JSON integer in range (a string such as "0x200" included),
+ * non-finite or negative values, samples_ns beyond int64, samples of
+ * different lengths, or samples inconsistent with n_prompt+n_gen.
+ * Release with lb_output_release() in both cases.
  */
 int lb_parse(const char *data, size_t len, const char *name,
 	     struct lb_output *out);

@@ -1,10 +1,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/mlxlm.h"
 #include "evidence/llamabench.h"
+#include "base/json.h"
 #include "base/util.h"
 
-#include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,57 +49,54 @@ rate_ok(double v)
 
 /* The published harness's JSON. */
 static int
-parse_json(cJSON *root, const char *name, struct lb_output *out)
+parse_json(const struct json *root, const char *name, struct lb_output *out)
 {
-	const cJSON *cfg = cJSON_GetObjectItem(root, "configuration");
-	const cJSON *samples = cJSON_GetObjectItem(root, "samples"), *s;
-	const cJSON *rt = cJSON_GetObjectItem(root, "runtime");
-	const cJSON *model = cJSON_GetObjectItem(root, "model");
-	const cJSON *pt = cJSON_GetObjectItem(cfg, "prompt_tokens");
-	const cJSON *gt = cJSON_GetObjectItem(cfg, "generation_tokens");
-	const char *version = cJSON_GetStringValue(cJSON_GetObjectItem(rt,
-								     "mlx_lm"));
-	const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(model, "id"));
+	const struct json *cfg = json_get(root, "configuration");
+	const struct json *samples = json_get(root, "samples"), *s;
+	const char *version = json_get_str(json_get(root, "runtime"),
+					   "mlx_lm");
+	const char *id = json_get_str(json_get(root, "model"), "id");
+	int64_t pt, gt;
 	size_t n = 0, i = 0;
 	double *p, *g;
 	char *raw, *ver;
-	cJSON *meta;
+	struct json *meta;
 
-	if (!cJSON_IsArray(samples) || !cJSON_IsNumber(pt) ||
-	    !cJSON_IsNumber(gt) || pt->valuedouble <= 0 ||
-	    gt->valuedouble <= 0)
+	if (json_type(samples) != JSON_ARRAY ||
+	    json_int64(json_get(cfg, "prompt_tokens"), 1, INT_MAX, &pt) < 0 ||
+	    json_int64(json_get(cfg, "generation_tokens"), 1, INT_MAX,
+		       &gt) < 0)
 		return error("'%s': an MLX-LM result needs configuration."
 			     "prompt_tokens, generation_tokens and samples",
 			     name);
-	n = (size_t)cJSON_GetArraySize(samples);
+	n = json_size(samples);
 	p = xcalloc(n + 1, sizeof(double));
 	g = xcalloc(n + 1, sizeof(double));
-	cJSON_ArrayForEach(s, samples) {
-		const cJSON *a = cJSON_GetObjectItem(s, "prompt_tps");
-		const cJSON *b = cJSON_GetObjectItem(s, "generation_tps");
+	JSON_FOR_EACH(s, samples) {
+		double a = json_num(json_get(s, "prompt_tps"));
+		double b = json_num(json_get(s, "generation_tps"));
 
-		if (!cJSON_IsNumber(a) || !cJSON_IsNumber(b) ||
-		    !rate_ok(a->valuedouble) || !rate_ok(b->valuedouble)) {
+		if (!rate_ok(a) || !rate_ok(b)) {
 			free(p);
 			free(g);
 			return error("'%s' sample %zu: prompt_tps and "
 				     "generation_tps must be positive numbers",
 				     name, i + 1);
 		}
-		p[i] = a->valuedouble;
-		g[i] = b->valuedouble;
+		p[i] = a;
+		g[i] = b;
 		i++;
 	}
 	/* The raw row keeps everything but the per-sample list. */
-	meta = cJSON_Duplicate(root, 1);
-	cJSON_DeleteItemFromObject(meta, "samples");
-	raw = cJSON_PrintUnformatted(meta);
+	meta = json_dup(root);
+	json_remove(meta, "samples");
+	raw = json_print(meta, 0);
 	ver = version ? xstrfmt("mlx-lm %s", version) : NULL;
-	add_row(out, (long)pt->valuedouble, 0, p, n, ver, id, raw);
-	add_row(out, 0, (long)gt->valuedouble, g, n, ver, id, raw);
+	add_row(out, (long)pt, 0, p, n, ver, id, raw);
+	add_row(out, 0, (long)gt, g, n, ver, id, raw);
 	free(ver);
-	cJSON_free(raw);
-	cJSON_Delete(meta);
+	free(raw);
+	json_free(meta);
 	free(p);
 	free(g);
 	return 0;
@@ -167,17 +166,24 @@ int
 mlx_parse(const char *data, size_t len, const char *name,
 	  struct lb_output *out)
 {
-	cJSON *root;
+	struct json *root;
+	size_t end;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
 	out->format = "mlx-lm";
-	root = cJSON_ParseWithLength(data, len);
-	if (cJSON_IsObject(root)) {
-		ret = parse_json(root, name, out);
-		cJSON_Delete(root);
+	root = json_parse_prefix(data, len, &end);
+	if (json_type(root) == JSON_OBJECT) {
+		while (end < len && strchr(" \t\r\n", data[end]) && data[end])
+			end++;
+		if (end < len)
+			ret = error("'%s': text after the JSON object at byte "
+				    "%zu", name, end);
+		else
+			ret = parse_json(root, name, out);
+		json_free(root);
 		return ret;
 	}
-	cJSON_Delete(root);
+	json_free(root);
 	return parse_text(data, len, name, out);
 }

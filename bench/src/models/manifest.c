@@ -1,11 +1,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "models/manifest.h"
 #include "models/hash.h"
-#include "run/tools.h"
+#include "base/files.h"
+#include "base/json.h"
 #include "base/util.h"
 
-#include <cjson/cJSON.h>
 #include <ctype.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,54 +25,48 @@ manifest_default_path(void)
 	return found;
 }
 
-static char *
-opt_str(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+/* Whole numbers a double holds exactly: sizes, counts, seeds. */
+#define WHOLE_MAX 9007199254740992.0
 
-	return cJSON_IsString(v) && v->valuestring ?
-		xstrdup(v->valuestring) : NULL;
-}
-
-/* Integer field: -1 when absent or null; -2 when not a whole number. */
-static int64_t
-opt_int(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	double d;
-
-	if (!v || cJSON_IsNull(v))
-		return -1;
-	if (!cJSON_IsNumber(v))
-		return -2;
-	d = v->valuedouble;
-	if (d < 0 || d > 9007199254740992.0 || d != (double)(int64_t)d)
-		return -2;
-	return (int64_t)d;
-}
+#define MM(member) offsetof(struct manifest_model, member)
+/* Keys not listed (comment, synth's quantize, …) are allowed. */
+static const struct json_field model_fields[] = {
+	{ "name", JK_STR, MM(name), JF_NULLABLE, 0, 0 },
+	{ "label", JK_STR, MM(label), JF_NULLABLE, 0, 0 },
+	{ "file", JK_STR, MM(file), JF_NULLABLE, 0, 0 },
+	{ "path", JK_STR, MM(path), JF_NULLABLE, 0, 0 },
+	{ "sha256", JK_STR, MM(sha256), JF_NULLABLE, 0, 0 },
+	{ "repository", JK_STR, MM(repository), JF_NULLABLE, 0, 0 },
+	{ "revision", JK_STR, MM(revision), JF_NULLABLE, 0, 0 },
+	{ "url", JK_STR, MM(url), JF_NULLABLE, 0, 0 },
+	{ "size", JK_I64, MM(size), JF_NULLABLE, 0, WHOLE_MAX },
+	{ "model_size", JK_I64, MM(model_size), JF_NULLABLE, 0, WHOLE_MAX },
+	{ "n_params", JK_I64, MM(n_params), JF_NULLABLE, 0, WHOLE_MAX },
+};
+static const struct json_field synth_fields[] = {
+	{ "shape", JK_STR, MM(synth_shape), JF_REQUIRED, 0, 0 },
+	{ "type", JK_STR, MM(synth_type), JF_REQUIRED, 0, 0 },
+	{ "seed", JK_I64, MM(synth_seed), JF_REQUIRED, 0, WHOLE_MAX },
+};
 
 static int
-load_model(const char *path, size_t idx, const cJSON *o,
+load_model(const char *path, size_t idx, const struct json *o,
 	   struct manifest_model *mm)
 {
-	const cJSON *synth = cJSON_GetObjectItemCaseSensitive(o, "synth");
-	char *p;
+	const struct json *synth = json_get(o, "synth");
+	char where[64], *at, *p;
+	int ret;
 
 	memset(mm, 0, sizeof(*mm));
-	if (!cJSON_IsObject(o))
-		return error("'%s': models[%zu] is not an object", path, idx);
-	mm->name = opt_str(o, "name");
-	mm->label = opt_str(o, "label");
-	mm->file = opt_str(o, "file");
-	mm->path = opt_str(o, "path");
-	mm->sha256 = opt_str(o, "sha256");
-	mm->repository = opt_str(o, "repository");
-	mm->revision = opt_str(o, "revision");
-	mm->url = opt_str(o, "url");
-	mm->size = opt_int(o, "size");
-	mm->model_size = opt_int(o, "model_size");
-	mm->n_params = opt_int(o, "n_params");
+	mm->size = mm->model_size = mm->n_params = -1;
 	mm->synth_seed = -1;
+	snprintf(where, sizeof(where), "models[%zu]", idx);
+	at = xstrfmt("'%s': %s", path, where);
+	ret = json_read_object(o, model_fields, ARRAY_SIZE(model_fields), mm,
+			       at, 1);
+	free(at);
+	if (ret < 0)
+		return -1;
 	if (!mm->name || !*mm->name)
 		return error("'%s': models[%zu] has no name", path, idx);
 	if (!mm->file && !mm->path)
@@ -88,19 +84,16 @@ load_model(const char *path, size_t idx, const cJSON *o,
 		for (p = mm->sha256; *p; p++)
 			*p = (char)tolower((unsigned char)*p);
 	}
-	if (mm->size == -2 || mm->model_size == -2 || mm->n_params == -2)
-		return error("'%s': model '%s': size, model_size and n_params "
-			     "must be whole numbers", path, mm->name);
 	if (synth) {
-		if (!cJSON_IsObject(synth))
+		if (json_type(synth) != JSON_OBJECT)
 			return error("'%s': model '%s': synth must be an "
 				     "object", path, mm->name);
-		mm->synth_shape = opt_str(synth, "shape");
-		mm->synth_type = opt_str(synth, "type");
-		mm->synth_seed = opt_int(synth, "seed");
-		if (!mm->synth_shape || !mm->synth_type || mm->synth_seed < 0)
-			return error("'%s': model '%s': synth needs shape, "
-				     "type and seed", path, mm->name);
+		at = xstrfmt("'%s': model '%s': synth", path, mm->name);
+		ret = json_read_object(synth, synth_fields,
+				       ARRAY_SIZE(synth_fields), mm, at, 1);
+		free(at);
+		if (ret < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -109,8 +102,8 @@ int
 manifest_load(const char *path, struct manifest *m)
 {
 	struct buf text = BUF_INIT;
-	cJSON *root = NULL;
-	const cJSON *models, *o;
+	struct json *root = NULL;
+	const struct json *models, *o;
 	size_t i = 0, j;
 	int ret = -1;
 
@@ -120,19 +113,16 @@ manifest_load(const char *path, struct manifest *m)
 	m->path = xstrdup(path);
 	if (buf_read_file(&text, path) < 0)
 		goto cleanup;
-	root = cJSON_ParseWithLength(text.buf, text.len);
-	if (!root) {
-		error("'%s' is not valid JSON", path);
+	root = json_parse(text.buf, text.len, path);
+	if (!root)
 		goto cleanup;
-	}
-	models = cJSON_GetObjectItemCaseSensitive(root, "models");
-	if (!cJSON_IsArray(models)) {
+	models = json_get(root, "models");
+	if (json_type(models) != JSON_ARRAY) {
 		error("'%s' has no \"models\" array", path);
 		goto cleanup;
 	}
-	m->models = xcalloc((size_t)cJSON_GetArraySize(models) + 1,
-			    sizeof(*m->models));
-	cJSON_ArrayForEach(o, models) {
+	m->models = xcalloc(json_size(models) + 1, sizeof(*m->models));
+	JSON_FOR_EACH(o, models) {
 		m->n = i + 1;
 		if (load_model(path, i, o, &m->models[i]) < 0)
 			goto cleanup;
@@ -146,7 +136,7 @@ manifest_load(const char *path, struct manifest *m)
 	}
 	ret = 0;
 cleanup:
-	cJSON_Delete(root);
+	json_free(root);
 	buf_release(&text);
 	if (ret < 0)
 		manifest_free(m);

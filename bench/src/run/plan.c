@@ -2,9 +2,11 @@
 #include "run/plan.h"
 #include "models/hash.h"
 #include "models/manifest.h"
+#include "base/files.h"
+#include "base/json.h"
 #include "base/util.h"
 
-#include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,97 +16,112 @@ static const char *const default_args[] = {
 	"-p", "512", "-n", "128", "-r", "10", NULL,
 };
 
+/* An object with only the given keys, none of them twice. */
 static int
-only_keys(const cJSON *o, const char *path, const char *const *keys)
+only_keys(const struct json *o, const char *path, const char *const *keys)
 {
-	const cJSON *v;
+	const struct json *v;
+	char *where;
 	size_t i;
+	int ret;
 
-	if (!cJSON_IsObject(o))
+	if (json_type(o) != JSON_OBJECT)
 		return error("plan: '%s' must be an object", path);
-	cJSON_ArrayForEach(v, o) {
+	JSON_FOR_EACH(v, o) {
 		for (i = 0; keys[i]; i++)
-			if (!strcmp(v->string, keys[i]))
+			if (!strcmp(json_key(v), keys[i]))
 				break;
 		if (!keys[i])
 			return error("plan: unknown key '%s.%s'", path,
-				     v->string);
+				     json_key(v));
 	}
-	return 0;
+	where = xstrfmt("plan: '%s'", path);
+	ret = json_check_unique(o, where);
+	free(where);
+	return ret;
 }
 
 /* Optional string member; -1 on a wrong type. */
 static int
-opt_str(const cJSON *o, const char *key, const char *path, char **out)
+opt_str(const struct json *o, const char *key, const char *path, char **out)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	const struct json *v = json_get(o, key);
 
 	*out = NULL;
 	if (!v)
 		return 0;
-	if (!cJSON_IsString(v) || !*v->valuestring)
+	if (!json_str(v) || !*json_str(v))
 		return error("plan: '%s.%s' must be a non-empty string", path,
 			     key);
-	*out = xstrdup(v->valuestring);
+	*out = xstrdup(json_str(v));
 	return 0;
 }
 
 static int
-str_array(const cJSON *a, const char *path, char ***out, size_t *n)
+str_array(const struct json *a, const char *path, char ***out, size_t *n)
 {
-	const cJSON *v;
+	const struct json *v;
 	size_t i = 0;
 
 	*out = xcalloc(1, sizeof(char *));
 	*n = 0;
 	if (!a)
 		return 0;
-	if (!cJSON_IsArray(a))
+	if (json_type(a) != JSON_ARRAY)
 		return error("plan: '%s' must be an array of strings", path);
-	cJSON_ArrayForEach(v, a) {
-		if (!cJSON_IsString(v))
+	JSON_FOR_EACH(v, a) {
+		if (!json_str(v))
 			return error("plan: '%s[%zu]' must be a string", path, i);
-		*out = strv_push(*out, n, xstrdup(v->valuestring));
+		*out = strv_push(*out, n, xstrdup(json_str(v)));
 		i++;
 	}
 	return 0;
 }
 
 static int
-env_object(const cJSON *o, const char *path, char ***set, size_t *nset)
+env_object(const struct json *o, const char *path, char ***set, size_t *nset)
 {
-	const cJSON *v;
+	const struct json *v;
+	char *where;
+	int ret;
 
 	if (!o)
 		return 0;
-	if (!cJSON_IsObject(o))
+	if (json_type(o) != JSON_OBJECT)
 		return error("plan: '%s' must be an object of strings", path);
-	cJSON_ArrayForEach(v, o) {
-		if (!cJSON_IsString(v))
+	where = xstrfmt("plan: '%s'", path);
+	ret = json_check_unique(o, where);
+	free(where);
+	if (ret < 0)
+		return -1;
+	JSON_FOR_EACH(v, o) {
+		const char *name = json_key(v);
+
+		if (!json_str(v))
 			return error("plan: '%s.%s' must be a string", path,
-				     v->string);
-		if (!*v->string || strchr(v->string, '='))
+				     name);
+		if (!*name || strchr(name, '='))
 			return error("plan: '%s' has a bad variable name '%s'",
-				     path, v->string);
-		*set = strv_push(*set, nset, xstrfmt("%s=%s", v->string,
-						     v->valuestring));
+				     path, name);
+		*set = strv_push(*set, nset, xstrfmt("%s=%s", name,
+						     json_str(v)));
 	}
 	return 0;
 }
 
 static int
-load_models(struct plan *p, const cJSON *arr, const char *models_dir)
+load_models(struct plan *p, const struct json *arr, const char *models_dir)
 {
 	static const char *const keys[] = { "name", "path", "sha256", "label",
 					    NULL };
 	struct manifest man = { 0 };
 	int have_manifest = 0, ret = -1;
-	const cJSON *m;
+	const struct json *m;
 	size_t i = 0;
 
-	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
+	if (json_type(arr) != JSON_ARRAY || !json_first(arr))
 		return error("plan: 'models' must be a non-empty array");
-	cJSON_ArrayForEach(m, arr) {
+	JSON_FOR_EACH(m, arr) {
 		struct plan_model *pm;
 		const struct manifest_model *mm = NULL;
 		char path[64];
@@ -162,30 +179,33 @@ cleanup:
 }
 
 static int
-load_targets(struct plan *p, const cJSON *obj)
+load_targets(struct plan *p, const struct json *obj)
 {
 	static const char *const keys[] = { "transport", "host", "user", "vm",
 					    "llama_bench", "timeout", "port",
 					    "ssh_options", NULL };
 	static const char *const transports[] = { "local", "ssh", "lume",
 						  "tart", NULL };
-	const cJSON *t, *v;
+	const struct json *t, *v;
+	int64_t port;
 
-	if (!cJSON_IsObject(obj) || !obj->child)
+	if (json_type(obj) != JSON_OBJECT || !json_first(obj))
 		return error("plan: 'targets' must be a non-empty object");
-	cJSON_ArrayForEach(t, obj) {
+	if (json_check_unique(obj, "plan: 'targets'") < 0)
+		return -1;
+	JSON_FOR_EACH(t, obj) {
 		struct plan_target *pt;
 		char path[128];
 		size_t k;
 
-		snprintf(path, sizeof(path), "targets.%.100s", t->string);
+		snprintf(path, sizeof(path), "targets.%.100s", json_key(t));
 		if (only_keys(t, path, keys) < 0)
 			return -1;
 		p->targets = xrealloc(p->targets,
 				      (p->ntargets + 1) * sizeof(*pt));
 		pt = &p->targets[p->ntargets++];
 		memset(pt, 0, sizeof(*pt));
-		pt->name = xstrdup(t->string);
+		pt->name = xstrdup(json_key(t));
 		if (opt_str(t, "transport", path, &pt->transport) < 0 ||
 		    opt_str(t, "host", path, &pt->host) < 0 ||
 		    opt_str(t, "user", path, &pt->user) < 0 ||
@@ -194,25 +214,22 @@ load_targets(struct plan *p, const cJSON *obj)
 			return -1;
 		if (!pt->transport)
 			pt->transport = xstrdup("local");
-		v = cJSON_GetObjectItemCaseSensitive(t, "timeout");
-		if (v && (!cJSON_IsNumber(v) || v->valuedouble <= 0))
+		v = json_get(t, "timeout");
+		if (v && !(isfinite(json_num(v)) && json_num(v) > 0))
 			return error("plan: '%s.timeout' must be a positive "
 				     "number of seconds", path);
-		pt->timeout = v ? v->valuedouble : 0;
-		v = cJSON_GetObjectItemCaseSensitive(t, "port");
-		if (v && (!cJSON_IsNumber(v) || v->valuedouble < 1 ||
-			  v->valuedouble > 65535 ||
-			  v->valuedouble != (int)v->valuedouble))
+		pt->timeout = v ? json_num(v) : 0;
+		v = json_get(t, "port");
+		if (v && json_int64(v, 1, 65535, &port) < 0)
 			return error("plan: '%s.port' must be a port number",
 				     path);
-		pt->port = v ? (int)v->valuedouble : 0;
+		pt->port = v ? (int)port : 0;
 		{
 			char opath[160];
 			size_t nopt = 0;
 			snprintf(opath, sizeof(opath), "%s.ssh_options", path);
-			if (str_array(cJSON_GetObjectItemCaseSensitive(t,
-								       "ssh_options"),
-				      opath, &pt->ssh_options, &nopt) < 0)
+			if (str_array(json_get(t, "ssh_options"), opath,
+				      &pt->ssh_options, &nopt) < 0)
 				return -1;
 		}
 		if (!strcmp(pt->transport, "ssh") && !pt->host)
@@ -233,7 +250,7 @@ load_targets(struct plan *p, const cJSON *obj)
 }
 
 static int
-load_variants(struct plan *p, const cJSON *arr)
+load_variants(struct plan *p, const struct json *arr)
 {
 	static const char *const keys[] = { "name", "target", "role", "env",
 					    "unset", "inject", "expect", "probe",
@@ -241,14 +258,14 @@ load_variants(struct plan *p, const cJSON *arr)
 	static const char *const pkeys[] = { "argv", "expect", NULL };
 	static const char *const ikeys[] = { "library", "sha256", "env",
 					     "append", NULL };
-	const cJSON *v;
+	const struct json *v;
 	size_t i = 0, j;
 
-	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
+	if (json_type(arr) != JSON_ARRAY || !json_first(arr))
 		return error("plan: 'variants' must be a non-empty array");
-	cJSON_ArrayForEach(v, arr) {
+	JSON_FOR_EACH(v, arr) {
 		struct plan_variant *pv;
-		const cJSON *inj;
+		const struct json *inj;
 		char path[64], ipath[80];
 		size_t nset = 0, nunset = 0;
 
@@ -284,45 +301,41 @@ load_variants(struct plan *p, const cJSON *arr)
 		if (!pv->role)
 			pv->role = xstrdup("other");
 		snprintf(ipath, sizeof(ipath), "%s.env", path);
-		if (env_object(cJSON_GetObjectItemCaseSensitive(v, "env"),
-			       ipath, &pv->env_set, &nset) < 0)
+		if (env_object(json_get(v, "env"), ipath, &pv->env_set,
+			       &nset) < 0)
 			return -1;
 		snprintf(ipath, sizeof(ipath), "%s.unset", path);
-		if (str_array(cJSON_GetObjectItemCaseSensitive(v, "unset"),
-			      ipath, &pv->env_unset, &nunset) < 0)
+		if (str_array(json_get(v, "unset"), ipath, &pv->env_unset,
+			      &nunset) < 0)
 			return -1;
 		snprintf(ipath, sizeof(ipath), "%s.expect", path);
-		if (str_array(cJSON_GetObjectItemCaseSensitive(v, "expect"),
-			      ipath, &pv->expect, &pv->nexpect) < 0)
+		if (str_array(json_get(v, "expect"), ipath, &pv->expect,
+			      &pv->nexpect) < 0)
 			return -1;
-		inj = cJSON_GetObjectItemCaseSensitive(v, "probe");
+		inj = json_get(v, "probe");
 		if (inj) {
-			const cJSON *ex = cJSON_GetObjectItemCaseSensitive(inj,
-									   "expect");
+			const struct json *ex = json_get(inj, "expect");
 			size_t nargv = 0;
-			char *txt;
 
 			snprintf(ipath, sizeof(ipath), "%s.probe", path);
 			if (only_keys(inj, ipath, pkeys) < 0)
 				return -1;
 			snprintf(ipath, sizeof(ipath), "%s.probe.argv", path);
-			if (str_array(cJSON_GetObjectItemCaseSensitive(inj, "argv"),
-				      ipath, &pv->probe_argv, &nargv) < 0)
+			if (str_array(json_get(inj, "argv"), ipath,
+				      &pv->probe_argv, &nargv) < 0)
 				return -1;
 			if (nargv == 0)
 				return error("plan: '%s' must name the probe "
 					     "program", ipath);
-			if (!cJSON_IsObject(ex) || !ex->child)
+			if (json_type(ex) != JSON_OBJECT || !json_first(ex))
 				return error("plan: '%s.probe.expect' must be a "
 					     "non-empty object of JSON paths and "
 					     "values", path);
-			txt = cJSON_PrintUnformatted(ex);
-			pv->probe_expect = xstrdup(txt);
-			cJSON_free(txt);
+			pv->probe_expect = json_print(ex, 0);
 		}
-		inj = cJSON_GetObjectItemCaseSensitive(v, "inject");
+		inj = json_get(v, "inject");
 		if (inj) {
-			const cJSON *ap;
+			const struct json *ap;
 
 			snprintf(ipath, sizeof(ipath), "%s.inject", path);
 			if (only_keys(inj, ipath, ikeys) < 0 ||
@@ -336,15 +349,14 @@ load_variants(struct plan *p, const cJSON *arr)
 			if (!hash_is_sha256_hex(pv->inject_sha256))
 				return error("plan: '%s.sha256' is not a "
 					     "SHA-256", ipath);
-			ap = cJSON_GetObjectItemCaseSensitive(inj, "append");
-			if (ap && !cJSON_IsBool(ap))
+			ap = json_get(inj, "append");
+			if (ap && !json_is_bool(ap))
 				return error("plan: '%s.append' must be true "
 					     "or false", ipath);
-			pv->inject_append = cJSON_IsTrue(ap);
+			pv->inject_append = json_bool(ap) == 1;
 			snprintf(ipath, sizeof(ipath), "%s.inject.env", path);
-			if (env_object(cJSON_GetObjectItemCaseSensitive(inj,
-									"env"),
-				       ipath, &pv->env_set, &nset) < 0)
+			if (env_object(json_get(inj, "env"), ipath,
+				       &pv->env_set, &nset) < 0)
 				return -1;
 		}
 	}
@@ -352,7 +364,7 @@ load_variants(struct plan *p, const cJSON *arr)
 }
 
 static int
-load_llama_bench(struct plan *p, const cJSON *lb)
+load_llama_bench(struct plan *p, const struct json *lb)
 {
 	static const char *const keys[] = { "path", "args", NULL };
 	size_t n = 0, i;
@@ -365,8 +377,8 @@ load_llama_bench(struct plan *p, const cJSON *lb)
 	}
 	if (only_keys(lb, "llama_bench", keys) < 0 ||
 	    opt_str(lb, "path", "llama_bench", &p->llama_bench) < 0 ||
-	    str_array(cJSON_GetObjectItemCaseSensitive(lb, "args"),
-		      "llama_bench.args", &p->args, &n) < 0)
+	    str_array(json_get(lb, "args"), "llama_bench.args", &p->args,
+		      &n) < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
 		const char *a = p->args[i];
@@ -386,21 +398,23 @@ load_llama_bench(struct plan *p, const cJSON *lb)
 }
 
 static int
-int_member(const cJSON *root, const char *key, long lo, long hi, long dflt,
-	   long *out)
+int_member(const struct json *root, const char *key, long lo, long hi,
+	   long dflt, long *out)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+	const struct json *v = json_get(root, key);
+	double d = json_num(v);
+	int64_t i;
 
 	*out = dflt;
 	if (!v)
 		return 0;
-	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble)
+	if (json_int64(v, lo, hi, &i) == 0) {
+		*out = (long)i;
+		return 0;
+	}
+	if (!isfinite(d) || d != floor(d))
 		return error("plan: '%s' must be an integer", key);
-	if (v->valuedouble < lo || v->valuedouble > hi)
-		return error("plan: '%s' must be between %ld and %ld", key, lo,
-			     hi);
-	*out = (long)v->valuedouble;
-	return 0;
+	return error("plan: '%s' must be between %ld and %ld", key, lo, hi);
 }
 
 int
@@ -411,75 +425,67 @@ plan_parse(const char *text, size_t len, const char *name,
 		"name", "models", "targets", "variants", "llama_bench",
 		"processes", "order", "seed", "timeout", NULL,
 	};
-	cJSON *root;
-	const cJSON *v;
-	char *compact;
+	struct json *root;
+	const struct json *v;
+	int64_t seed;
 	long n;
 	int ret = -1;
 
 	memset(p, 0, sizeof(*p));
-	root = cJSON_ParseWithLength(text, len);
-	if (!root) {
-		const char *at = cJSON_GetErrorPtr();
-		return error("plan '%s': not valid JSON (near byte %ld)", name,
-			     at ? (long)(at - text) : 0L);
-	}
+	root = json_parse(text, len, name);
+	if (!root)
+		return -1;
 	if (only_keys(root, "plan", keys) < 0)
 		goto cleanup;
 	if (opt_str(root, "name", "plan", &p->name) < 0)
 		goto cleanup;
-	if (load_models(p, cJSON_GetObjectItemCaseSensitive(root, "models"),
-			models_dir) < 0 ||
-	    load_targets(p, cJSON_GetObjectItemCaseSensitive(root,
-							     "targets")) < 0 ||
-	    load_variants(p, cJSON_GetObjectItemCaseSensitive(root,
-							      "variants")) < 0 ||
-	    load_llama_bench(p, cJSON_GetObjectItemCaseSensitive(root,
-								 "llama_bench")) < 0)
+	if (load_models(p, json_get(root, "models"), models_dir) < 0 ||
+	    load_targets(p, json_get(root, "targets")) < 0 ||
+	    load_variants(p, json_get(root, "variants")) < 0 ||
+	    load_llama_bench(p, json_get(root, "llama_bench")) < 0)
 		goto cleanup;
 	if (int_member(root, "processes", 1, 1000, 1, &n) < 0)
 		goto cleanup;
 	p->processes = (int)n;
-	v = cJSON_GetObjectItemCaseSensitive(root, "order");
+	v = json_get(root, "order");
 	p->interleaved = 1;
 	if (v) {
-		if (!cJSON_IsString(v) || (strcmp(v->valuestring, "interleaved") &&
-					   strcmp(v->valuestring, "grouped"))) {
+		const char *order = json_str(v);
+
+		if (!order || (strcmp(order, "interleaved") &&
+			       strcmp(order, "grouped"))) {
 			error("plan: 'order' must be \"interleaved\" or "
 			      "\"grouped\"");
 			goto cleanup;
 		}
-		p->interleaved = !strcmp(v->valuestring, "interleaved");
+		p->interleaved = !strcmp(order, "interleaved");
 	}
-	v = cJSON_GetObjectItemCaseSensitive(root, "seed");
+	v = json_get(root, "seed");
 	if (v) {
-		if (!cJSON_IsNumber(v) || v->valuedouble < 0 ||
-		    v->valuedouble > 9007199254740992.0 ||
-		    v->valuedouble != (double)(unsigned long long)v->valuedouble) {
+		/* whole numbers a double holds exactly */
+		if (json_int64(v, 0, 9007199254740992LL, &seed) < 0) {
 			error("plan: 'seed' must be a non-negative integer");
 			goto cleanup;
 		}
-		p->seed = (unsigned long long)v->valuedouble;
+		p->seed = (unsigned long long)seed;
 		p->seed_given = 1;
 	}
-	v = cJSON_GetObjectItemCaseSensitive(root, "timeout");
+	v = json_get(root, "timeout");
 	p->timeout = 1800;
 	if (v) {
-		if (!cJSON_IsNumber(v) || v->valuedouble <= 0) {
+		if (!(isfinite(json_num(v)) && json_num(v) > 0)) {
 			error("plan: 'timeout' must be a positive number of "
 			      "seconds");
 			goto cleanup;
 		}
-		p->timeout = v->valuedouble;
+		p->timeout = json_num(v);
 	}
 	if (!p->name)
 		p->name = xstrdup(name);
-	compact = cJSON_PrintUnformatted(root);
-	p->json = xstrdup(compact ? compact : "{}");
-	cJSON_free(compact);
+	p->json = json_print(root, 0);
 	ret = 0;
 cleanup:
-	cJSON_Delete(root);
+	json_free(root);
 	if (ret < 0)
 		plan_free(p);
 	return ret;

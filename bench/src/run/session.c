@@ -13,6 +13,7 @@
 #include "evidence/runrec.h"
 #include "evidence/store.h"
 #include "models/hash.h"
+#include "base/files.h"
 #include "base/json.h"
 #include "base/proc.h"
 #include "base/util.h"

@@ -3,6 +3,7 @@
 #define _DARWIN_C_SOURCE
 #endif
 #include "run/tools.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <ctype.h>
@@ -13,9 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#if defined(__APPLE__)
-#include <mach-o/dyld.h>
-#endif
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
@@ -81,32 +79,6 @@ search_path(const char *name)
 			break;
 	}
 	return NULL;
-}
-
-char *
-tool_exe_dir(void)
-{
-	char path[PATH_MAX], real[PATH_MAX], *slash;
-
-#if defined(__APPLE__)
-	uint32_t size = sizeof(path);
-
-	if (_NSGetExecutablePath(path, &size) != 0)
-		return NULL;
-#else
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-
-	if (n <= 0)
-		return NULL;
-	path[n] = '\0';
-#endif
-	if (!realpath(path, real))
-		return NULL;
-	slash = strrchr(real, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
-	return xstrdup(real[0] ? real : "/");
 }
 
 char *
@@ -279,32 +251,4 @@ tool_binary_sha256(const struct tool *t, char hex[SHA256_HEX_LEN + 1])
 	if (!t->binary)
 		return error("no binary for '%s'", t->name ? t->name : "tool");
 	return hash_file_sha256(t->binary, hex);
-}
-
-char *
-tool_data_path(const char *rel)
-{
-	const char *base = strrchr(rel, '/');
-	char *dir, *p;
-
-	if (file_exists(rel))
-		return xstrdup(rel);
-	dir = tool_exe_dir();
-	if (dir) {
-		p = xstrfmt("%s/../%s", dir, rel);
-		if (file_exists(p)) {
-			free(dir);
-			return p;
-		}
-		free(p);
-		p = xstrfmt("%s/../share/shimbench/%s", dir,
-			    base ? base + 1 : rel);
-		if (file_exists(p)) {
-			free(dir);
-			return p;
-		}
-		free(p);
-		free(dir);
-	}
-	return xstrdup(rel);
 }

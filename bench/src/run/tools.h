@@ -41,26 +41,10 @@ void tool_release(struct tool *t);
 char *tool_env_name(const char *name);
 
 /*
- * The directory of the running executable (via /proc/self/exe on Linux,
- * _NSGetExecutablePath on macOS), symlinks resolved; NULL when unknown.
- * The caller frees it.
- */
-char *tool_exe_dir(void);
-
-/*
  * When path is a wrapper written by bench/scripts/llama-bench.sh, returns
  * the prefix binary it runs (caller frees); otherwise NULL.
  */
 char *tool_wrapper_target(const char *path, const char *name);
-
-/*
- * Finds a data file shimbench ships: REL (a path inside the repository,
- * e.g. "models/manifest.json") in the current directory, then beside the
- * executable (<exe dir>/../REL), then where `make install` puts it
- * (<exe dir>/../share/shimbench/<base name of REL>). Returns an allocated
- * path (free() it); REL itself when none exists, so errors name it.
- */
-char *tool_data_path(const char *rel);
 
 /* SHA-256 of t->binary; 0, or -1 after error(). */
 int tool_binary_sha256(const struct tool *t, char hex[SHA256_HEX_LEN + 1]);

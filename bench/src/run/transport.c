@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "run/transport.h"
 #include "run/plan.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <stdio.h>

@@ -294,6 +294,56 @@ test_json_long_array_linear(void)
 	buf_release(&b);
 }
 
+static void
+test_json_prefix_len(void)
+{
+	/* cut off anywhere: every byte fits, the whole length comes back */
+	static const char *const cut[] = {
+		"", "  ", "[", "[\n", "[\n  {\"a\": 1", "{\"a\":\"x\\u00",
+		"[{\"a\": tr", "[-", "[1.5e", "[1.5e+", "[0.", "{\"k\"",
+		"{\"k\" :", "[1, {\"b\": [true, null", "\"abc\\", "tru",
+		"[{\"s\":\"raw \x01 byte\"}",
+	};
+	/* whole values, whitespace around them allowed */
+	static const char *const whole[] = {
+		"{}  ", "[1,2]", " 12", "-0.5e+3", "\"a\\u00e9\"", "null",
+		"[[], {\"a\": [false]}]\n",
+	};
+	/* garbage: the first byte that cannot be there */
+	static const struct { const char *text; size_t at; } bad[] = {
+		{ "[garbage", 1 }, { "[1,]", 3 }, { "{\"a\" 1}", 5 },
+		{ "[1] x", 4 }, { "[1]]", 3 }, { "{\"a\":1]", 6 },
+		{ "[01]", 2 }, { "\"\\x\"", 2 }, { "[tx", 2 }, { "[1.]", 3 },
+		{ "[-]", 2 }, { "{1:2}", 1 }, { "[\"\\u12g4\"]", 6 },
+		{ "[1e]", 3 }, { "{,}", 1 }, { "[,", 1 }, { "}", 0 },
+		{ "[\n]\n[", 4 },
+	};
+	size_t i, n, got;
+	int w;
+
+	for (i = 0; i < ARRAY_SIZE(cut); i++) {
+		n = strlen(cut[i]);
+		got = json_prefix_len(cut[i], n, &w);
+		CHECK(got == n && !w);
+		if (got != n || w)
+			printf("  '%s': %zu, whole %d\n", cut[i], got, w);
+	}
+	for (i = 0; i < ARRAY_SIZE(whole); i++) {
+		n = strlen(whole[i]);
+		got = json_prefix_len(whole[i], n, &w);
+		CHECK(got == n && w);
+		if (got != n || !w)
+			printf("  '%s': %zu, whole %d\n", whole[i], got, w);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		got = json_prefix_len(bad[i].text, strlen(bad[i].text), NULL);
+		CHECK(got == bad[i].at);
+		if (got != bad[i].at)
+			printf("  '%s': %zu, not %zu\n", bad[i].text, got,
+			       bad[i].at);
+	}
+}
+
 struct o {
 	int flag;
 	const char *str, *choice;
@@ -445,6 +495,7 @@ static const struct test_case tests[] = {
 	{ "json: edits", test_json_edit },
 	{ "json: strict table reader", test_json_reader },
 	{ "json: long arrays stay linear", test_json_long_array_linear },
+	{ "json: a cut-off text is told from garbage", test_json_prefix_len },
 	{ "opt: forms, lists, --", test_opt_parse },
 	{ "opt: errors name the option", test_opt_errors },
 	{ "opt: help from the table", test_opt_help },

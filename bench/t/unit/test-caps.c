@@ -1,6 +1,7 @@
 /* stderr capability markers and injection verification. */
 #include "test.h"
 #include "evidence/caps.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <cjson/cJSON.h>

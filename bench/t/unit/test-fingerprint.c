@@ -116,11 +116,34 @@ test_linux_probe_runs(void)
 	free(w);
 }
 
+static void
+test_one_thermal_key(void)
+{
+	/* two warnings: still one "thermal" key (two made the fingerprint
+	 * an object with a duplicate key, which strict readers refuse) */
+	static const char text[] =
+		"os.uname_s=Darwin\nsysctl.hw.ncpu=8\n"
+		"pmset.therm=A thermal warning level has been recorded\n"
+		"pmset.therm=CPU_Speed_Limit \t= 70\n";
+	char *json = NULL, *w = NULL, *p;
+	int count = 0;
+
+	CHECK(fingerprint_parse(text, strlen(text), &json, &w) == 0);
+	for (p = json; (p = strstr(p, "\"thermal\"")); p++)
+		count++;
+	CHECK(count == 1);
+	CHECK(strstr(json, "\"thermal\":\"warning\"") != NULL);
+	CHECK(strstr(w, "CPU_Speed_Limit") != NULL);
+	free(json);
+	free(w);
+}
+
 static const struct test_case tests[] = {
 	{ "macOS guest probe output", test_macos_guest },
 	{ "macOS host: thermal limit, load and llama process warnings", test_macos_host_warnings },
 	{ "identity keeps stable keys; base identity ignores the OS", test_identity },
 	{ "Linux probe output", test_linux_probe_runs },
+	{ "two thermal warnings give one thermal key", test_one_thermal_key },
 };
 
 TEST_MAIN(tests)

@@ -12,6 +12,7 @@
 #include "test.h"
 #include "models/gguf.h"
 #include "models/synth.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <fcntl.h>

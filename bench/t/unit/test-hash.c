@@ -4,6 +4,7 @@
 #include "models/hash.h"
 #include "evidence/hashcache.h"
 #include "evidence/store.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <fcntl.h>

@@ -3,6 +3,7 @@
 #include "evidence/llamabench.h"
 #include "evidence/mlxlm.h"
 #include "analysis/stats.h"
+#include "base/files.h"
 #include "base/util.h"
 
 static int
@@ -106,11 +107,52 @@ test_shared_evidence(void)
 	buf_release(&b);
 }
 
+static void
+test_ranges_and_trailing_text(void)
+{
+	static const char *const bad[] = {
+		/* token counts: whole numbers that fit (1e300 was cast) */
+		"{\"configuration\":{\"prompt_tokens\":1e300,"
+		"\"generation_tokens\":1},\"samples\":[{\"prompt_tps\":1,"
+		"\"generation_tps\":1}]}",
+		"{\"configuration\":{\"prompt_tokens\":1.5,"
+		"\"generation_tokens\":1},\"samples\":[{\"prompt_tps\":1,"
+		"\"generation_tps\":1}]}",
+		"{\"configuration\":{\"prompt_tokens\":\"512\","
+		"\"generation_tokens\":1},\"samples\":[{\"prompt_tps\":1,"
+		"\"generation_tps\":1}]}",
+		/* a rate that overflows to infinity */
+		"{\"configuration\":{\"prompt_tokens\":1,"
+		"\"generation_tokens\":1},\"samples\":[{\"prompt_tps\":1e999,"
+		"\"generation_tps\":1}]}",
+		/* text after the object */
+		"{\"configuration\":{\"prompt_tokens\":1,"
+		"\"generation_tokens\":1},\"samples\":[{\"prompt_tps\":1,"
+		"\"generation_tps\":1}]} garbage",
+	};
+	struct lb_output o;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		CHECK(parse_text(bad[i], &o) == -1);
+		CHECK(strstr(error_last(), "'inline'") != NULL);
+		lb_output_release(&o);
+	}
+	CHECK(strstr(error_last(), "at byte 108") != NULL);
+	/* the same object without the garbage is fine */
+	CHECK(parse_text("{\"configuration\":{\"prompt_tokens\":1,"
+			 "\"generation_tokens\":1},\"samples\":[{\"prompt_tps\":"
+			 "1,\"generation_tps\":1}]}\n", &o) == 0);
+	CHECK(o.n == 2);
+	lb_output_release(&o);
+}
+
 static const struct test_case tests[] = {
 	{ "mlx_lm.benchmark stdout", test_benchmark_stdout },
 	{ "the published harness's JSON", test_harness_json },
 	{ "bad MLX-LM output is refused, naming the sample", test_rejects },
 	{ "the shared MLX-LM evidence gives the published medians", test_shared_evidence },
+	{ "token counts are range-checked, trailing text refused", test_ranges_and_trailing_text },
 };
 
 TEST_MAIN(tests)

@@ -1,6 +1,7 @@
 #define _XOPEN_SOURCE 700
 #include "base/proc.h"
 #include "test.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <errno.h>

@@ -2,6 +2,7 @@
 #include "models/hash.h"
 #include "test.h"
 #include "run/tools.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <stdio.h>
