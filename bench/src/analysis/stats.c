@@ -41,6 +41,12 @@ stats_quantile_sorted(const double *sorted, size_t n, double q)
 }
 
 double
+stats_median_var(double cv, double n)
+{
+	return acos(-1.0) / 2 * cv * cv / n;
+}
+
+double
 stats_median(const double *x, size_t n)
 {
 	double *c, m;

@@ -1,5 +1,5 @@
-#ifndef STATS_H
-#define STATS_H
+#ifndef ANALYSIS_STATS_H
+#define ANALYSIS_STATS_H
 
 /*
  * Robust statistics over samples (tokens per second). Spreads always come
@@ -25,5 +25,11 @@ double stats_median(const double *x, size_t n);
 double stats_quantile_sorted(const double *sorted, size_t n, double q);
 /* Sorts x in place, ascending. */
 void stats_sort(double *x, size_t n);
+
+/*
+ * The relative variance of the median of n samples whose CV is cv, for
+ * normal noise: pi/2 * cv^2 / n (the median's asymptotic efficiency).
+ */
+double stats_median_var(double cv, double n);
 
 #endif

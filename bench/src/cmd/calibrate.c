@@ -1,7 +1,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
 #include "analysis/compare.h"
+#include "analysis/gate.h"
+#include "analysis/workload.h"
+#include "base/rng.h"
 #include "analysis/render.h"
+#include "analysis/stats.h"
 #include "evidence/store.h"
 #include "base/util.h"
 
@@ -55,7 +59,7 @@ struct group {
 
 /* K distinct processes of src, drawn at random, into dst (copies). */
 static void
-draw(const struct cmp_side *src, size_t k, struct cmp_rng *g, int *used,
+draw(const struct cmp_side *src, size_t k, struct rng *g, int *used,
      struct cmp_side *dst)
 {
 	size_t i;
@@ -64,7 +68,7 @@ draw(const struct cmp_side *src, size_t k, struct cmp_rng *g, int *used,
 		size_t p;
 
 		do
-			p = cmp_rng_below(g, src->nproc);
+			p = rng_below(g, src->nproc);
 		while (used[p]);
 		used[p] = 1;
 		cmp_side_add(dst, src->run_id[p], src->x[p], src->len[p]);
@@ -75,8 +79,7 @@ static double
 model_mde(double between, double within, double r, int k, double thr,
 	  double alpha)
 {
-	double se = sqrt(2 * (between * between + 3.14159265358979 / 2 *
-			      within * within / r) / k);
+	double se = sqrt(2 * (between * between + stats_median_var(within, r)) / k);
 	double z = cmp_norm_quantile(1 - alpha), zp = cmp_norm_quantile(0.95);
 
 	return 1 - exp(-(fmax(z * se, -log(1 - thr)) + zp * se));
@@ -92,14 +95,14 @@ static const char *const sim_cols[] = {
  * resampled with replacement, times factor.
  */
 static void
-sim_process(const struct cmp_side *src, struct cmp_rng *g, double factor,
+sim_process(const struct cmp_side *src, struct rng *g, double factor,
 	    struct cmp_side *dst, int64_t id)
 {
-	size_t p = cmp_rng_below(g, src->nproc), n = src->len[p], i;
+	size_t p = rng_below(g, src->nproc), n = src->len[p], i;
 	double *x = xcalloc(n, sizeof(double));
 
 	for (i = 0; i < n; i++)
-		x[i] = src->x[p][cmp_rng_below(g, n)] * factor;
+		x[i] = src->x[p][rng_below(g, n)] * factor;
 	cmp_side_add(dst, id, x, n);
 	free(x);
 }
@@ -107,7 +110,7 @@ sim_process(const struct cmp_side *src, struct cmp_rng *g, double factor,
 /* Detections out of trials of gate --mode detect on resampled sides. */
 static long
 sim_trials(const struct cmp_side *src, int k, double slowdown, long trials,
-	   double threshold, double alpha, struct cmp_rng *g)
+	   double threshold, double alpha, struct rng *g)
 {
 	long tr, hits = 0;
 	int i;
@@ -122,7 +125,7 @@ sim_trials(const struct cmp_side *src, int k, double slowdown, long trials,
 			sim_process(src, g, 1.0, &a, i + 1);
 			sim_process(src, g, 1.0 - slowdown, &b, k + i + 1);
 		}
-		o.seed = cmp_rng_next(g);
+		o.seed = rng_next(g);
 		o.boot = 500;
 		if (cmp_compute(&a, &b, &o, &r) == 0) {
 			gate_decide(&r, threshold, alpha, GATE_DETECT, &d);
@@ -149,12 +152,12 @@ simulate_row(struct table *t, const struct group *gr, double slowdown,
 	struct buf det = BUF_INIT, aa = BUF_INIT;
 	char cell[5][64];
 	const char *row[ARRAY_SIZE(sim_cols)];
-	struct cmp_rng g;
+	struct rng g;
 	double w, b;
 	size_t q;
 
 	cmp_side_cv(&gr->side, &w, &b);
-	cmp_rng_seed(&g, seed);
+	rng_seed(&g, seed);
 	for (q = 0; q < ARRAY_SIZE(ks); q++) {
 		long hit = sim_trials(&gr->side, ks[q], slowdown, trials,
 				      threshold, alpha, &g);
@@ -298,8 +301,8 @@ cmd_calibrate_main(int argc, char **argv, struct cmd_ctx *ctx)
 		trials = 1000;
 	if (strcmp(format, "md") && strcmp(format, "csv") && strcmp(format, "json"))
 		return cmd_usage_error_name("calibrate", "unknown format '%s'", format);
-	if (cmd_open_existing_store(ctx, &s) < 0 || cmp_load(s, from, &rows, &nrows) < 0 ||
-	    (power && cmp_load(s, power, &prow, &np) < 0)) {
+	if (cmd_open_existing_store(ctx, &s) < 0 || workload_load(s, from, &rows, &nrows) < 0 ||
+	    (power && workload_load(s, power, &prow, &np) < 0)) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
@@ -366,11 +369,11 @@ cmd_calibrate_main(int argc, char **argv, struct cmd_ctx *ctx)
 		m5 = model_mde(b, w, rbar, 5, threshold, alpha);
 		if (trials > 0) {
 			static const int ks[] = { 1, 3, 5 };
-			struct cmp_rng g;
+			struct rng g;
 			struct buf ab = BUF_INIT;
 			size_t q;
 
-			cmp_rng_seed(&g, (uint64_t)seed);
+			rng_seed(&g, (uint64_t)seed);
 			for (q = 0; q < ARRAY_SIZE(ks); q++) {
 				long tr, alarms = 0;
 				int *used;
@@ -387,7 +390,7 @@ cmd_calibrate_main(int argc, char **argv, struct cmd_ctx *ctx)
 					memset(used, 0, sd->nproc * sizeof(int));
 					draw(sd, (size_t)ks[q], &g, used, &a);
 					draw(sd, (size_t)ks[q], &g, used, &bb);
-					o.seed = cmp_rng_next(&g);
+					o.seed = rng_next(&g);
 					o.boot = 500;
 					o.between_cv = b;
 					if (cmp_compute(&a, &bb, &o, &r) == 0) {
@@ -407,7 +410,7 @@ cmd_calibrate_main(int argc, char **argv, struct cmd_ctx *ctx)
 		if (power) {
 			static const int ks[] = { 1, 3, 5 };
 			struct cmp_side cand = { 0 };
-			struct cmp_rng g;
+			struct rng g;
 			struct buf pb = BUF_INIT;
 			size_t q;
 
@@ -425,7 +428,7 @@ cmd_calibrate_main(int argc, char **argv, struct cmd_ctx *ctx)
 				if (cmp_compute(sd, &cand, &o, &all) == 0)
 					fmt_num(eff, sizeof(eff), (1 - all.ratio) * 100, 1);
 			}
-			cmp_rng_seed(&g, (uint64_t)seed + 1);
+			rng_seed(&g, (uint64_t)seed + 1);
 			for (q = 0; q < ARRAY_SIZE(ks) && trials > 0; q++) {
 				long tr, hits = 0;
 				int *ua, *ub;
@@ -444,7 +447,7 @@ cmd_calibrate_main(int argc, char **argv, struct cmd_ctx *ctx)
 					memset(ub, 0, cand.nproc * sizeof(int));
 					draw(sd, (size_t)ks[q], &g, ua, &a);
 					draw(&cand, (size_t)ks[q], &g, ub, &bb);
-					o.seed = cmp_rng_next(&g);
+					o.seed = rng_next(&g);
 					o.boot = 500;
 					o.between_cv = b;
 					if (cmp_compute(&a, &bb, &o, &r) == 0) {

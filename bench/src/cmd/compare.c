@@ -1,6 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
 #include "analysis/compare.h"
+#include "analysis/gate.h"
+#include "analysis/workload.h"
+#include "base/rng.h"
 #include "analysis/render.h"
 #include "evidence/store.h"
 #include "base/util.h"
@@ -63,7 +66,7 @@ cmd_compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 	const char *format = "md", *output = NULL;
 	struct cmp_opts o = CMP_OPTS_INIT;
 	struct store_result *ra = NULL, *rb = NULL;
-	struct cmp_workload *w = NULL;
+	struct workload *w = NULL;
 	size_t na = 0, nb = 0, nw = 0, only_a = 0, only_b = 0, i;
 	struct store *s = NULL;
 	struct table t;
@@ -114,12 +117,12 @@ cmd_compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 		}
 	}
 	if (cmd_open_existing_store(ctx, &s) < 0 ||
-	    cmp_load(s, argv[optind], &ra, &na) < 0 ||
-	    cmp_load(s, argv[optind + 1], &rb, &nb) < 0) {
+	    workload_load(s, argv[optind], &ra, &na) < 0 ||
+	    workload_load(s, argv[optind + 1], &rb, &nb) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
-	if (cmp_match(ra, na, rb, nb, &w, &nw, &only_a, &only_b) < 0) {
+	if (workload_match(ra, na, rb, nb, &w, &nw, &only_a, &only_b) < 0) {
 		ret = EXIT_USAGE;
 		goto cleanup;
 	}
@@ -137,7 +140,7 @@ cmd_compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 		const char *row[ARRAY_SIZE(cols)];
 		size_t k;
 
-		o.between_cv = cmp_calibrated(s, &w[i]);
+		o.between_cv = workload_calibrated(s, &w[i]);
 		if (cmp_compute(&w[i].a, &w[i].b, &o, &r) < 0) {
 			error("workload '%s' skipped", w[i].name);
 			continue;
@@ -181,7 +184,7 @@ cmd_compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 		fprintf(stderr, "note: %zu workloads only in A, %zu only in B\n",
 			only_a, only_b);
 cleanup:
-	cmp_workloads_free(w, nw);
+	workloads_free(w, nw);
 	store_results_free(ra, na);
 	store_results_free(rb, nb);
 	buf_release(&out);

@@ -1,6 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
 #include "analysis/compare.h"
+#include "analysis/gate.h"
+#include "analysis/workload.h"
+#include "base/rng.h"
 #include "analysis/render.h"
 #include "evidence/store.h"
 #include "base/util.h"
@@ -387,7 +390,7 @@ shim_checks(struct store *s, const char *cand_text, double floor,
 {
 	struct selection sel;
 	struct store_result *rows = NULL, *stock = NULL, *shim = NULL;
-	struct cmp_workload *w = NULL;
+	struct workload *w = NULL;
 	size_t nrows = 0, ns = 0, nh = 0, nw = 0, oa, ob, i, bad = 0;
 	char *text;
 	int ret = -1;
@@ -396,7 +399,7 @@ shim_checks(struct store *s, const char *cand_text, double floor,
 		return -1;
 	text = session_selection(&sel);
 	selection_free(&sel);
-	if (cmp_load(s, text, &rows, &nrows) < 0)
+	if (workload_load(s, text, &rows, &nrows) < 0)
 		goto cleanup;
 	/* Shallow partitions: the rows stay owned by rows[]. */
 	stock = xcalloc(nrows ? nrows : 1, sizeof(*stock));
@@ -441,14 +444,14 @@ shim_checks(struct store *s, const char *cand_text, double floor,
 		add_check(c, n, "shim-verified", "shim runs", GATE_PASS,
 			  xstrfmt("%zu shim results, every run injection-verified",
 				  nh));
-	if (cmp_match(stock, ns, shim, nh, &w, &nw, &oa, &ob) < 0)
+	if (workload_match(stock, ns, shim, nh, &w, &nw, &oa, &ob) < 0)
 		goto cleanup;
 	for (i = 0; i < nw; i++) {
 		struct check *k;
 		struct cmp_opts o = *opts;
 		char ratio[32], lo[32], fl[32];
 
-		o.between_cv = cmp_calibrated(s, &w[i]);
+		o.between_cv = workload_calibrated(s, &w[i]);
 		add_check(c, n, "shim-speedup", w[i].name, GATE_PASS, NULL);
 		k = &(*c)[*n - 1];
 		if (cmp_compute(&w[i].a, &w[i].b, &o, &k->r) < 0) {
@@ -482,7 +485,7 @@ shim_checks(struct store *s, const char *cand_text, double floor,
 				  text));
 	ret = 0;
 cleanup:
-	cmp_workloads_free(w, nw);
+	workloads_free(w, nw);
 	free(stock);
 	free(shim);
 	store_results_free(rows, nrows);
@@ -518,7 +521,7 @@ cmd_gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 	struct cmp_opts copt = CMP_OPTS_INIT;
 	struct store *s = NULL;
 	struct store_result *ra = NULL, *rb = NULL;
-	struct cmp_workload *w = NULL;
+	struct workload *w = NULL;
 	struct check *chk = NULL;
 	size_t na = 0, nb = 0, nw = 0, nc = 0, oa = 0, ob = 0, i;
 	struct buf md = BUF_INIT, js = BUF_INIT, xml = BUF_INIT, head = BUF_INIT;
@@ -618,7 +621,7 @@ cmd_gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 		selection_free(&p);
 	}
 	if (cmd_open_existing_store(ctx, &s) < 0 ||
-	    cmp_load(s, cand_text, &rb, &nb) < 0) {
+	    workload_load(s, cand_text, &rb, &nb) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
@@ -660,11 +663,11 @@ cmd_gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 		base_text = auto_text;
 	}
 	if (base_text) {
-		if (cmp_load(s, base_text, &ra, &na) < 0) {
+		if (workload_load(s, base_text, &ra, &na) < 0) {
 			ret = EXIT_ENV;
 			goto cleanup;
 		}
-		if (cmp_match(ra, na, rb, nb, &w, &nw, &oa, &ob) < 0) {
+		if (workload_match(ra, na, rb, nb, &w, &nw, &oa, &ob) < 0) {
 			ret = EXIT_USAGE;
 			goto cleanup;
 		}
@@ -682,7 +685,7 @@ cmd_gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 		add_check(&chk, &nc, "workload", w[i].name, GATE_PASS, NULL);
 		k = &chk[nc - 1];
 		k->threshold = threshold_for(&ov, threshold, w[i].test);
-		copt.between_cv = cmp_calibrated(s, &w[i]);
+		copt.between_cv = workload_calibrated(s, &w[i]);
 		if (cmp_compute(&w[i].a, &w[i].b, &copt, &k->r) < 0) {
 			k->verdict = GATE_INCONCLUSIVE;
 			k->message = xstrdup(error_last());
@@ -774,7 +777,7 @@ cleanup:
 		free(ov.metric[i]);
 	free(ov.metric);
 	free(ov.pct);
-	cmp_workloads_free(w, nw);
+	workloads_free(w, nw);
 	store_results_free(ra, na);
 	store_results_free(rb, nb);
 	buf_release(&md);

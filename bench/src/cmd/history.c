@@ -2,6 +2,9 @@
 #include "analysis/changepoint.h"
 #include "cmd/cmd.h"
 #include "analysis/compare.h"
+#include "analysis/gate.h"
+#include "analysis/workload.h"
+#include "base/rng.h"
 #include "analysis/render.h"
 #include "analysis/stats.h"
 #include "evidence/store.h"
@@ -102,7 +105,7 @@ cmd_history_main(int argc, char **argv, struct cmd_ctx *ctx)
 		selection_free(&p);
 	}
 	if (cmd_open_existing_store(ctx, &s) < 0 ||
-	    cmp_load(s, select, &rows, &nrows) < 0) {
+	    workload_load(s, select, &rows, &nrows) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}

@@ -2,6 +2,8 @@
  * scipy results, seeded reproducibility, the gate's decisions. */
 #include "test.h"
 #include "analysis/compare.h"
+#include "analysis/gate.h"
+#include "base/rng.h"
 #include "base/util.h"
 
 #include <math.h>
@@ -46,17 +48,17 @@ test_hl(void)
 
 /* n processes of r samples: mean m, process offsets, within noise. */
 static void
-make_side(struct cmp_side *s, struct cmp_rng *g, int k, int r, double m,
+make_side(struct cmp_side *s, struct rng *g, int k, int r, double m,
 	  double between, double within, int64_t id0)
 {
 	double x[64];
 	int i, j;
 
 	for (i = 0; i < k; i++) {
-		double p = m * exp(between * cmp_rng_normal(g));
+		double p = m * exp(between * rng_normal(g));
 
 		for (j = 0; j < r; j++)
-			x[j] = p * (1 + within * cmp_rng_normal(g));
+			x[j] = p * (1 + within * rng_normal(g));
 		cmp_side_add(s, id0 + i, x, (size_t)r);
 	}
 }
@@ -65,11 +67,11 @@ static void
 test_bootstrap_seeded(void)
 {
 	struct cmp_side a = { 0 }, b = { 0 };
-	struct cmp_rng g;
+	struct rng g;
 	struct cmp_opts o = CMP_OPTS_INIT;
 	struct cmp_result r1, r2, r3;
 
-	cmp_rng_seed(&g, 7);
+	rng_seed(&g, 7);
 	make_side(&a, &g, 3, 10, 100, 0.03, 0.05, 1);
 	make_side(&b, &g, 3, 10, 80, 0.03, 0.05, 10);
 	CHECK(cmp_compute(&a, &b, &o, &r1) == 0);
@@ -102,7 +104,7 @@ test_cv(void)
 	cmp_side_cv(&s, &w, &bt);
 	CHECK_NEAR(w, 0.1, 1e-12);
 	/* log medians differ by log 2: sd = log2/sqrt2; minus pi/2*0.01/3 */
-	CHECK_NEAR(bt, sqrt(log(2) * log(2) / 2 - 3.14159265358979 / 2 * 0.01 / 3), 1e-9);
+	CHECK_NEAR(bt, sqrt(log(2) * log(2) / 2 - acos(-1.0) / 2 * 0.01 / 3), 1e-9);
 	cmp_side_release(&s);
 }
 
@@ -128,11 +130,11 @@ static void
 test_calibrated_floor(void)
 {
 	struct cmp_side a = { 0 }, b = { 0 };
-	struct cmp_rng g;
+	struct rng g;
 	struct cmp_opts o = CMP_OPTS_INIT;
 	struct cmp_result r0, r1;
 
-	cmp_rng_seed(&g, 3);
+	rng_seed(&g, 3);
 	make_side(&a, &g, 1, 10, 100, 0, 0.01, 1);
 	make_side(&b, &g, 1, 10, 100, 0, 0.01, 2);
 	o.between_cv = 0;
@@ -189,11 +191,11 @@ test_gate(void)
 static void
 test_aa_rate(void)
 {
-	struct cmp_rng g;
+	struct rng g;
 	struct cmp_opts o = CMP_OPTS_INIT;
 	int i, alarms = 0, trials = 200;
 
-	cmp_rng_seed(&g, 11);
+	rng_seed(&g, 11);
 	o.boot = 400;
 	o.between_cv = 0.05;
 	for (i = 0; i < trials; i++) {
