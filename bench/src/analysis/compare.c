@@ -249,7 +249,7 @@ static double
 median_inplace(double *x, size_t n)
 {
 	qsort(x, n, sizeof(double), dbl_cmp);
-	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+	return n % 2 ? x[n / 2] : x[n / 2 - 1] / 2 + x[n / 2] / 2;
 }
 
 /*

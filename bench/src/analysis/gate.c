@@ -25,10 +25,38 @@ gate_verdict_name(enum gate_verdict v)
 	return "?";
 }
 
+/* The first statistic of r and d that cannot be trusted, in words. */
+static const char *
+invalid_statistic(const struct cmp_result *r, const struct gate_decision *d)
+{
+	const struct { const char *what; double v; } s[] = {
+		{ "the ratio of medians", r->ratio },
+		{ "the bootstrap CI", r->ci_lo },
+		{ "the bootstrap CI", r->ci_hi },
+		{ "the standard error of the log ratio", r->se },
+		{ "the lower bound", d->lo },
+		{ "the upper bound", d->hi },
+		{ "the smallest flaggable slowdown", d->crit },
+		{ "the MDE", d->mde },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(s); i++)
+		if (!isfinite(s[i].v))
+			return s[i].what;
+	if (!(r->ratio > 0))
+		return "the ratio of medians";
+	if (!(r->se >= 0))
+		return "the standard error of the log ratio";
+	return NULL;
+}
+
 /*
  * Works on d = log(ratio) with its bootstrap standard error se. The
  * one-sided bounds are d -/+ z(1-alpha)·se. Processes needed: every
- * noise component shrinks as 1/K, so se(K) = se·sqrt(K0/K).
+ * noise component shrinks as 1/K, so se(K) = se·sqrt(K0/K). Every
+ * comparison is written so that a NaN makes it false, and a NaN
+ * anywhere ends as inconclusive, never pass.
  */
 void
 gate_decide(const struct cmp_result *r, double threshold, double alpha,
@@ -43,13 +71,18 @@ gate_decide(const struct cmp_result *r, double threshold, double alpha,
 	d->hi = exp(lr + z * r->se);
 	d->crit = 1 - exp(-z * r->se);
 	d->mde = 1 - exp(-(fmax(z * r->se, t) + zp * r->se));
-	d->below_floor = z * r->se > t;
+	d->below_floor = !(z * r->se <= t);
+	d->invalid = invalid_statistic(r, d);
+	if (d->invalid) {
+		d->verdict = GATE_INCONCLUSIVE;
+		return;
+	}
 	if (lr + z * r->se < 0 && lr <= -t)
 		d->verdict = GATE_REGRESSION;
 	else if (lr - z * r->se > -t)   /* confidently within: both modes */
 		d->verdict = GATE_PASS;
-	else if (mode == GATE_DETECT)
-		d->verdict = d->below_floor ? GATE_INCONCLUSIVE : GATE_PASS;
+	else if (mode == GATE_DETECT && !d->below_floor)
+		d->verdict = GATE_PASS;
 	else
 		d->verdict = GATE_INCONCLUSIVE;
 	if (d->verdict != GATE_INCONCLUSIVE || r->se <= 0)
@@ -370,6 +403,13 @@ workload_message(const struct gate_check *k, enum gate_mode mode)
 	case GATE_INCONCLUSIVE:
 		break;
 	}
+	if (k->d.invalid)
+		return xstrfmt("%s is not a finite number, so nothing can be "
+			       "decided: the samples (%zu and %zu, medians %g "
+			       "and %g) hold values the statistics cannot "
+			       "use; check them for implausible throughput",
+			       k->d.invalid, k->r.na, k->r.nb, k->r.med_a,
+			       k->r.med_b);
 	if (mode == GATE_DETECT || k->d.below_floor)
 		return xstrfmt("threshold %s%% is below what the data can "
 			       "resolve: the smallest slowdown it can flag is "
@@ -570,7 +610,12 @@ shim_speedup_check(struct store *s, const struct gate_opts *o,
 	fmt_num(ratio, sizeof(ratio), k->r.ratio, 3);
 	fmt_num(lo, sizeof(lo), k->d.lo, 3);
 	fmt_num(fl, sizeof(fl), o->shim_floor, 3);
-	if (k->d.lo >= o->shim_floor) {
+	if (k->d.invalid) {
+		k->verdict = GATE_INCONCLUSIVE;
+		k->message = xstrfmt("%s of shim / stock is not a finite "
+				     "number: nothing can be decided against "
+				     "the floor %s×", k->d.invalid, fl);
+	} else if (k->d.lo >= o->shim_floor) {
 		k->message = xstrfmt("shim / stock %s× (lower bound %s×) above "
 				     "the floor %s×", ratio, lo, fl);
 	} else if (k->d.hi < o->shim_floor) {

@@ -32,6 +32,11 @@ struct workload_group;
  *   inconclusive otherwise
  * mde: the true slowdown caught with 95 % power; need_k: processes per
  * side that would likely decide an inconclusive case (0 otherwise).
+ *
+ * Fails closed: when the ratio, its CI, its standard error, a bound, the
+ * critical slowdown or the MDE is not a finite number (or the ratio is
+ * not positive, the se negative), the verdict is inconclusive in both
+ * modes and invalid names the statistic in words.
  */
 enum gate_verdict { GATE_PASS, GATE_REGRESSION, GATE_INCONCLUSIVE };
 enum gate_mode { GATE_DETECT, GATE_PROVE };
@@ -42,6 +47,7 @@ struct gate_decision {
 	double lo, hi;   /* one-sided (1-alpha) bounds of the ratio */
 	int need_k;
 	int below_floor; /* threshold below what the data can resolve */
+	const char *invalid;  /* NULL, or the statistic that is not finite */
 };
 void gate_decide(const struct cmp_result *r, double threshold, double alpha,
 		 enum gate_mode mode, struct gate_decision *d);

@@ -264,7 +264,8 @@ render_md(const struct gate_check *c, size_t n, const char *headline,
 			fmt_num(ratio, sizeof(ratio), c[i].r.ratio, 4);
 			fmt_num(a, sizeof(a), c[i].d.lo, 4);
 			fmt_num(z, sizeof(z), c[i].d.hi, 4);
-			snprintf(bounds, sizeof(bounds), "%s-%s", a, z);
+			if (*a && *z)
+				snprintf(bounds, sizeof(bounds), "%s-%s", a, z);
 			pct(thr, sizeof(thr), c[i].threshold);
 			pct(mde, sizeof(mde), c[i].d.mde);
 			snprintf(procs, sizeof(procs), "%zu/%zu", c[i].r.ka, c[i].r.kb);

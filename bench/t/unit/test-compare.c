@@ -214,6 +214,88 @@ test_aa_rate(void)
 	CHECK(alarms <= 4);
 }
 
+/*
+ * Fail closed (issue 11): a NaN or infinite statistic never passes.
+ * The old code passed a NaN se in detect mode, because "z·se > t" (below
+ * the floor) is false for NaN.
+ */
+static void
+test_gate_nonfinite(void)
+{
+	struct cmp_result r = { 0 };
+	struct gate_decision d;
+	const double bad[] = { NAN, INFINITY, -INFINITY };
+	size_t i;
+
+	r.ka = r.kb = 1;
+	for (i = 0; i < 3; i++) {
+		r.ratio = 0.8;
+		r.ci_lo = 0.7;
+		r.ci_hi = 0.9;
+		r.se = bad[i];
+		gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+		CHECK(d.verdict == GATE_INCONCLUSIVE && d.invalid);
+		gate_decide(&r, 0.05, 0.005, GATE_PROVE, &d);
+		CHECK(d.verdict == GATE_INCONCLUSIVE && d.invalid);
+		r.se = 0.01;
+		r.ratio = bad[i];
+		gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+		CHECK(d.verdict == GATE_INCONCLUSIVE && d.invalid);
+		r.ratio = 1;
+		r.ci_hi = bad[i];
+		gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+		CHECK(d.verdict == GATE_INCONCLUSIVE && d.invalid);
+	}
+	r.ratio = 1;
+	r.ci_lo = 0.99;
+	r.ci_hi = 1.01;
+	r.se = 0.001;
+	gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+	CHECK(d.verdict == GATE_PASS && !d.invalid);
+	r.se = -1;
+	gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+	CHECK(d.verdict == GATE_INCONCLUSIVE && d.invalid);
+}
+
+/*
+ * The case of issue 11: two huge but finite samples in a one-process
+ * baseline and a real 20 % slowdown. The sums of the spread overflowed
+ * to NaN and the gate said PASS "within the 5% threshold".
+ */
+static void
+test_gate_huge_samples(void)
+{
+	double a[] = { 100, 101, 99, 100.5, 99.5, 100.2, 99.8, 100.1,
+		       1e308, 1.5e308 };
+	double b[] = { 80, 81, 79, 80.5, 79.5, 80.2, 79.8, 80.1, 80.3, 79.9 };
+	struct cmp_side sa = { 0 }, sb = { 0 };
+	struct cmp_opts o = CMP_OPTS_INIT;
+	struct cmp_result r;
+	struct gate_decision d;
+	double w, bt;
+	int i;
+
+	cmp_side_add(&sa, 1, a, 10);
+	cmp_side_add(&sb, 2, b, 10);
+	cmp_side_cv(&sa, &w, &bt);
+	CHECK(isfinite(w) && w > 1);
+	CHECK(cmp_compute(&sa, &sb, &o, &r) == 0);
+	CHECK(isfinite(r.within_cv) && isfinite(r.hl) && isfinite(r.p_mwu));
+	CHECK_NEAR(r.ratio, 80.05 / 100.15, 1e-12);
+	gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+	CHECK(d.verdict != GATE_PASS);
+	for (i = 0; i < 20; i++) {       /* whatever the seed */
+		o.seed = (uint64_t)i + 2;
+		CHECK(cmp_compute(&sa, &sb, &o, &r) == 0);
+		gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+		CHECK(d.verdict != GATE_PASS);
+		gate_decide(&r, 0.05, 0.005, GATE_PROVE, &d);
+		CHECK(d.verdict != GATE_PASS);
+	}
+	cmp_side_release(&sa);
+	cmp_side_release(&sb);
+}
+
 static const struct test_case tests[] = {
 	{ "normal cdf and quantile", test_normal },
 	{ "mann-whitney u", test_mwu },
@@ -224,6 +306,8 @@ static const struct test_case tests[] = {
 	{ "calibrated floor for one process", test_calibrated_floor },
 	{ "gate decisions", test_gate },
 	{ "a/a false alarms", test_aa_rate },
+	{ "gate fails closed on non-finite statistics", test_gate_nonfinite },
+	{ "gate: huge samples never pass a slowdown", test_gate_huge_samples },
 };
 
 TEST_MAIN(tests)
