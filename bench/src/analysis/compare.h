@@ -16,9 +16,11 @@
  *              exp(N(0, between_cv)) from the calibrated noise floor
  *              (or, uncalibrated, the within-process CV as a stand-in)
  *   se         standard deviation of log(ratio) over the bootstrap
- *   p_mwu      Mann–Whitney U, normal approximation with tie correction,
- *              two-sided, samples treated as independent (for reference:
- *              it ignores the process effect)
+ *   p_mwu      Mann–Whitney U, two-sided, samples treated as independent
+ *              (for reference: it ignores the process effect): exact
+ *              without ties and up to CMP_MWU_EXACT samples per side,
+ *              otherwise the normal approximation with tie and
+ *              continuity corrections; never below CMP_P_MIN
  *   hl         Hodges–Lehmann shift: median of all B_j - A_i
  *   mde        the slowdown the detect gate catches with 95 % power
  *
@@ -79,6 +81,14 @@ struct cmp_result {
  */
 int cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 		const struct cmp_opts *o, struct cmp_result *r);
+
+/* Samples per side up to which the Mann–Whitney p is exact (no ties). */
+#define CMP_MWU_EXACT 50
+/*
+ * The smallest p-value reported: a p below it (the normal tail
+ * underflows near 1e-308) is given as CMP_P_MIN and printed "<1e-300".
+ */
+#define CMP_P_MIN 1e-300
 
 /* Building blocks, exposed for tests. */
 double cmp_mwu_p(const double *a, size_t na, const double *b, size_t nb);

@@ -7,6 +7,7 @@
 #include "evidence/store.h"
 #include "base/util.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +93,12 @@ compare_row(struct table *t, const struct workload *w,
 	fmt_num(cell[3], 64, r->ratio, 4);
 	fmt_num(cell[4], 64, r->ci_lo, 4);
 	fmt_num(cell[5], 64, r->ci_hi, 4);
-	snprintf(cell[6], 64, "%.3g", r->p_mwu);
+	if (r->p_mwu <= CMP_P_MIN)
+		snprintf(cell[6], 64, "<%.0e", CMP_P_MIN);   /* never "0" */
+	else if (isfinite(r->p_mwu))
+		snprintf(cell[6], 64, "%.3g", r->p_mwu);
+	else
+		cell[6][0] = 0;
 	fmt_num(cell[7], 64, r->hl, 2);
 	pct(cell[8], 64, r->hl_rel);
 	snprintf(cell[9], 64, "%zu", r->na);

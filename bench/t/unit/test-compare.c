@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void
 test_normal(void)
@@ -23,17 +24,49 @@ test_normal(void)
 static void
 test_mwu(void)
 {
-	double a[] = { 1, 2, 3, 4, 5 }, b[] = { 6, 7, 8, 9, 10 };
+	double a[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+	double b[] = { 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
 	double c[] = { 1, 2, 2, 3, 3, 3 }, d[] = { 2, 3, 4, 4, 5 };
+	double e[] = { 1.1, 2.3, 3.2, 4.8, 5.0, 6.7 };
+	double f[] = { 2.2, 3.9, 4.1, 6.1, 7.5, 8.8, 9.2 };
 
-	/* scipy.stats.mannwhitneyu(a, b, method='asymptotic') */
-	CHECK_NEAR(cmp_mwu_p(a, 5, b, 5), 0.012185, 1e-5);
-	CHECK_NEAR(cmp_mwu_p(b, 5, a, 5), 0.012185, 1e-5);
+	/* Exact without ties (issue 11: the normal approximation said
+	 * 0.012185 for 5 vs 5 and 1.8e-4 for 10 vs 10): fully separated
+	 * samples have p = 2 / C(m+n, m). */
+	CHECK_NEAR(cmp_mwu_p(a, 5, b, 5), 2.0 / 252, 1e-15);
+	CHECK_NEAR(cmp_mwu_p(b, 5, a, 5), 2.0 / 252, 1e-15);
+	CHECK_NEAR(cmp_mwu_p(a, 10, b, 10) / (2.0 / 184756), 1, 1e-12);
+	/* U = 12 of 42: 2 * 201/1716, counted by enumerating all 1716
+	 * splits in Python */
+	CHECK_NEAR(cmp_mwu_p(e, 6, f, 7), 0.23426573426573427, 1e-12);
+	CHECK_NEAR(cmp_mwu_p(f, 7, e, 6), 0.23426573426573427, 1e-12);
+	CHECK_NEAR(cmp_mwu_p(a, 3, b, 1), 0.5, 1e-15);
 	CHECK_NEAR(cmp_mwu_p(a, 5, a, 5), 1, 1e-12);
 	/* with ties (tie-corrected variance 27.9545, U 24.5): computed
 	 * independently in Python from the textbook formula */
 	CHECK_NEAR(cmp_mwu_p(c, 6, d, 5), 0.0887137, 1e-6);
 	CHECK(cmp_mwu_p(a, 0, b, 5) == 1);
+}
+
+/* Large separated samples: the p is tiny, never exactly 0. */
+static void
+test_mwu_never_zero(void)
+{
+	size_t n = 2000, i;
+	double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
+	double p;
+
+	for (i = 0; i < n; i++) {
+		a[i] = 100 + (double)i * 1e-3;
+		b[i] = 200 + (double)i * 1e-3;
+	}
+	p = cmp_mwu_p(a, n, b, n);
+	CHECK(p > 0 && p <= CMP_P_MIN);
+	/* 60 vs 60, separated: the normal tail from erfc, not 1 - cdf */
+	p = cmp_mwu_p(a, 60, b, 60);
+	CHECK(p > 1e-22 && p < 1e-19);
+	free(a);
+	free(b);
 }
 
 static void
@@ -299,6 +332,7 @@ test_gate_huge_samples(void)
 static const struct test_case tests[] = {
 	{ "normal cdf and quantile", test_normal },
 	{ "mann-whitney u", test_mwu },
+	{ "mann-whitney u: never 0", test_mwu_never_zero },
 	{ "hodges-lehmann", test_hl },
 	{ "seeded hierarchical bootstrap", test_bootstrap_seeded },
 	{ "within and between cv", test_cv },
