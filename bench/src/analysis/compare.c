@@ -225,21 +225,118 @@ cmp_mwu_p(const double *a, size_t na, const double *b, size_t nb)
 	return fmax(fmin(1, p), CMP_P_MIN);
 }
 
-/* Hodges–Lehmann: the median of all pairwise differences b_j - a_i. */
+/* Sorted copy of x[0..n) (caller frees). */
+static double *
+sorted_copy(const double *x, size_t n)
+{
+	double *c = xmalloc((n ? n : 1) * sizeof(double));
+
+	memcpy(c, x, n * sizeof(double));
+	stats_sort(c, n);
+	return c;
+}
+
+/*
+ * A total order of doubles as unsigned integers: key(x) < key(y) iff
+ * x < y, for everything but NaN (and -0 just below +0).
+ */
+static uint64_t
+dkey(double x)
+{
+	uint64_t u;
+
+	memcpy(&u, &x, sizeof(u));
+	return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
+static double
+dval(uint64_t k)
+{
+	uint64_t u = k >> 63 ? k & ~(UINT64_C(1) << 63) : ~k;
+	double x;
+
+	memcpy(&x, &u, sizeof(x));
+	return x;
+}
+
+/*
+ * How many pairs have b[j] - a[i] <= d (as computed in doubles), for
+ * sorted a and b: for a growing a[i] the qualifying b[j] are a growing
+ * prefix, so one pass. Rounding is monotone, so the computed differences
+ * keep that order.
+ */
+static uint64_t
+pairs_at_most(const double *a, size_t na, const double *b, size_t nb,
+	      double d)
+{
+	uint64_t c = 0;
+	size_t i, j = 0;
+
+	for (i = 0; i < na; i++) {
+		while (j < nb && b[j] - a[i] <= d)
+			j++;
+		c += j;
+	}
+	return c;
+}
+
+/*
+ * The k-th smallest (1-based) of the pairwise differences b[j] - a[i]:
+ * the smallest double d with at least k differences <= d, by bisection
+ * over the doubles' order (at most 64 passes of O(na + nb)). The count
+ * changes only at differences, so d is one of them, exactly.
+ */
+static double
+kth_difference(const double *a, size_t na, const double *b, size_t nb,
+	       uint64_t k)
+{
+	uint64_t lo = dkey(b[0] - a[na - 1]), hi = dkey(b[nb - 1] - a[0]);
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (pairs_at_most(a, na, b, nb, dval(mid)) >= k)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return dval(lo) + 0.0;   /* + 0.0: -0 becomes 0 */
+}
+
+/*
+ * Hodges–Lehmann: the median of all pairwise differences b_j - a_i,
+ * exactly as the median of the n_a·n_b differences would be, in
+ * O((n_a + n_b) log) time and O(n_a + n_b) memory, never the pairs
+ * themselves. NAN when a side is empty or a sample is not finite.
+ */
 double
 cmp_hl_shift(const double *a, size_t na, const double *b, size_t nb)
 {
-	double *d, m;
-	size_t i, j, k = 0;
+	double *sa, *sb, m;
+	uint64_t n = (uint64_t)na * nb, k;
+	size_t i;
 
 	if (!na || !nb)
 		return NAN;
-	d = xmalloc(na * nb * sizeof(double));
 	for (i = 0; i < na; i++)
-		for (j = 0; j < nb; j++)
-			d[k++] = b[j] - a[i];
-	m = stats_median(d, k);
-	free(d);
+		if (!isfinite(a[i]))
+			return NAN;
+	for (i = 0; i < nb; i++)
+		if (!isfinite(b[i]))
+			return NAN;
+	sa = sorted_copy(a, na);
+	sb = sorted_copy(b, nb);
+	k = (n + 1) / 2;
+	m = kth_difference(sa, na, sb, nb, k);
+	if (n % 2 == 0) {
+		double next = m;
+
+		if (pairs_at_most(sa, na, sb, nb, m) < k + 1)
+			next = kth_difference(sa, na, sb, nb, k + 1);
+		m = m / 2 + next / 2;
+	}
+	free(sa);
+	free(sb);
 	return m;
 }
 
@@ -282,21 +379,6 @@ cmp_side_cv(const struct cmp_side *s, double *within, double *between)
 	free(lm);
 }
 
-static int
-dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double
-median_inplace(double *x, size_t n)
-{
-	qsort(x, n, sizeof(double), dbl_cmp);
-	return n % 2 ? x[n / 2] : x[n / 2 - 1] / 2 + x[n / 2] / 2;
-}
-
 /*
  * One bootstrap draw of a side's median: processes with replacement,
  * then samples within each; every drawn process is scaled by
@@ -315,7 +397,7 @@ boot_median(const struct cmp_side *s, struct rng *g, double effect,
 		for (j = 0; j < s->len[p]; j++)
 			pool[k++] = s->x[p][rng_below(g, s->len[p])] * f;
 	}
-	return median_inplace(pool, k);
+	return stats_median_inplace(pool, k);
 }
 
 static int
@@ -429,7 +511,7 @@ cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 	for (i = 0; i < nb; i++)
 		ss += (lr[i] - sum / nb) * (lr[i] - sum / nb);
 	r->se = sqrt(ss / (nb - 1));
-	qsort(lr, nb, sizeof(double), dbl_cmp);
+	stats_sort(lr, nb);
 	r->ci_lo = exp(stats_quantile_sorted(lr, nb, 0.025));
 	r->ci_hi = exp(stats_quantile_sorted(lr, nb, 0.975));
 	free(lr);

@@ -21,7 +21,8 @@
  *              without ties and up to CMP_MWU_EXACT samples per side,
  *              otherwise the normal approximation with tie and
  *              continuity corrections; never below CMP_P_MIN
- *   hl         Hodges–Lehmann shift: median of all B_j - A_i
+ *   hl         Hodges–Lehmann shift: median of all B_j - A_i (computed
+ *              without forming the pairs)
  *   mde        the slowdown the detect gate catches with 95 % power
  *
  * Pure: no store, no output; the seeded PRNG is base/rng.h. The gate

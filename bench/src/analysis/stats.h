@@ -23,6 +23,14 @@ void stats_summary(const double *x, size_t n, struct summary *out);
 double stats_median(const double *x, size_t n);
 /* Linear-interpolated quantile q in [0,1] of sorted[0..n). */
 double stats_quantile_sorted(const double *sorted, size_t n, double q);
+/*
+ * The k-th smallest (0-based) of x[0..n), which it reorders (x[k] holds
+ * it afterwards, smaller values before, larger after): expected O(n),
+ * at worst O(n log n). NAN when k >= n.
+ */
+double stats_select(double *x, size_t n, size_t k);
+/* Median of x[0..n) by selection (x reordered); NAN when n == 0. */
+double stats_median_inplace(double *x, size_t n);
 /* Sorts x in place, ascending. */
 void stats_sort(double *x, size_t n);
 

@@ -3,6 +3,7 @@
 #include "test.h"
 #include "analysis/compare.h"
 #include "analysis/gate.h"
+#include "analysis/stats.h"
 #include "base/rng.h"
 #include "base/util.h"
 
@@ -69,14 +70,86 @@ test_mwu_never_zero(void)
 	free(b);
 }
 
+/* The median of all pairwise differences, by brute force. */
+static double
+hl_brute(const double *a, size_t na, const double *b, size_t nb)
+{
+	double *d = malloc(na * nb * sizeof(double)), m;
+	size_t i, j, k = 0;
+
+	for (i = 0; i < na; i++)
+		for (j = 0; j < nb; j++)
+			d[k++] = b[j] - a[i];
+	m = stats_median(d, k);
+	free(d);
+	return m;
+}
+
 static void
 test_hl(void)
 {
 	double a[] = { 1, 2, 3 }, b[] = { 11, 12, 13, 14 };
+	double x[200], y[200];
+	struct rng g;
+	int trial, bad = 0;
 
 	/* pairwise differences 8..13; their median is 10.5 */
 	CHECK_NEAR(cmp_hl_shift(a, 3, b, 4), 10.5, 1e-12);
 	CHECK_NEAR(cmp_hl_shift(b, 4, a, 3), -10.5, 1e-12);
+	CHECK(isnan(cmp_hl_shift(a, 0, b, 4)));
+	/* Random sizes and values, many ties (small integers), mixed
+	 * signs, irrational steps: equal to the brute force, bit for bit. */
+	rng_seed(&g, 42);
+	for (trial = 0; trial < 400; trial++) {
+		size_t na = 1 + rng_below(&g, 60), nb = 1 + rng_below(&g, 60), i;
+		int kind = trial % 4;
+
+		for (i = 0; i < na + nb; i++) {
+			double v = kind == 0 ? (double)rng_below(&g, 5) :
+				   kind == 1 ? 100 * rng_normal(&g) :
+				   kind == 2 ? (double)rng_below(&g, 7) * 0.1 - 0.3 :
+				   1e6 * rng_uniform(&g);
+			if (i < na)
+				x[i] = v;
+			else
+				y[i - na] = v;
+		}
+		if (cmp_hl_shift(x, na, y, nb) != hl_brute(x, na, y, nb))
+			bad++;
+	}
+	CHECK(bad == 0);
+	x[0] = NAN;
+	CHECK(isnan(cmp_hl_shift(x, 3, y, 3)));
+}
+
+/* Selection gives the sorted order's element, whatever the input. */
+static void
+test_select(void)
+{
+	double x[300], s[300], c[300];
+	struct rng g;
+	int trial, bad = 0;
+
+	rng_seed(&g, 9);
+	for (trial = 0; trial < 300; trial++) {
+		size_t n = 1 + rng_below(&g, 300), i, k = rng_below(&g, n);
+
+		for (i = 0; i < n; i++)
+			x[i] = trial % 3 == 0 ? (double)rng_below(&g, 4) :
+			       trial % 3 == 1 ? (double)i :    /* sorted */
+			       rng_normal(&g);
+		memcpy(s, x, n * sizeof(double));
+		stats_sort(s, n);
+		memcpy(c, x, n * sizeof(double));
+		if (stats_select(c, n, k) != s[k] || c[k] != s[k])
+			bad++;
+		memcpy(c, x, n * sizeof(double));
+		if (stats_median_inplace(c, n) !=
+		    (n % 2 ? s[n / 2] : s[n / 2 - 1] / 2 + s[n / 2] / 2))
+			bad++;
+	}
+	CHECK(bad == 0);
+	CHECK(isnan(stats_median_inplace(x, 0)));
 }
 
 /* n processes of r samples: mean m, process offsets, within noise. */
@@ -333,7 +406,8 @@ static const struct test_case tests[] = {
 	{ "normal cdf and quantile", test_normal },
 	{ "mann-whitney u", test_mwu },
 	{ "mann-whitney u: never 0", test_mwu_never_zero },
-	{ "hodges-lehmann", test_hl },
+	{ "hodges-lehmann against brute force", test_hl },
+	{ "selection", test_select },
 	{ "seeded hierarchical bootstrap", test_bootstrap_seeded },
 	{ "within and between cv", test_cv },
 	{ "identical processes", test_paired },
