@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/changepoint.h"
-#include "analysis/compare.h"
 #include "analysis/stats.h"
+#include "base/rng.h"
 #include "base/util.h"
 
 #include <math.h>
@@ -49,9 +49,9 @@ best_split(const double *x, size_t n, size_t min_size, size_t *at)
 
 static void
 segment(const double *x, size_t lo, size_t hi, size_t min_size, double p_max,
-	int perms, struct cmp_rng *g, struct cp_change **out, size_t *nout)
+	int perms, struct rng *g, struct cp_change **out, size_t *nout)
 {
-	size_t n = hi - lo, at, i, k;
+	size_t n = hi - lo, at;
 	double q, *perm;
 	int r, ge = 0;
 
@@ -65,14 +65,7 @@ segment(const double *x, size_t lo, size_t hi, size_t min_size, double p_max,
 	for (r = 0; r < perms; r++) {
 		size_t dummy;
 
-		for (i = n - 1; i > 0; i--) {   /* Fisher-Yates */
-			double t;
-
-			k = cmp_rng_below(g, i + 1);
-			t = perm[i];
-			perm[i] = perm[k];
-			perm[k] = t;
-		}
+		rng_shuffle(g, perm, n, sizeof(double));
 		if (best_split(perm, n, min_size, &dummy) >= q)
 			ge++;
 	}
@@ -100,14 +93,14 @@ void
 cp_edivisive(const double *x, size_t n, size_t min_size, double p_max,
 	     int perms, uint64_t seed, struct cp_change **out, size_t *nout)
 {
-	struct cmp_rng g;
+	struct rng g;
 	size_t i, prev = 0;
 
 	*out = NULL;
 	*nout = 0;
 	if (min_size < 1)
 		min_size = 1;
-	cmp_rng_seed(&g, seed);
+	rng_seed(&g, seed);
 	segment(x, 0, n, min_size, p_max, perms, &g, out, nout);
 	qsort(*out, *nout, sizeof(**out), by_index);
 	for (i = 0; i < *nout; i++) {

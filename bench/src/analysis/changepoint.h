@@ -1,5 +1,5 @@
-#ifndef CHANGEPOINT_H
-#define CHANGEPOINT_H
+#ifndef ANALYSIS_CHANGEPOINT_H
+#define ANALYSIS_CHANGEPOINT_H
 
 /*
  * Change points in a series by E-divisive means: Matteson and James,

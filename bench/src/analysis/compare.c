@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PI 3.14159265358979323846
 #define SQRT2 1.41421356237309504880
 
 void
@@ -76,62 +75,6 @@ cmp_noise_name(enum cmp_noise_source s)
 	return "?";
 }
 
-/* Expands a seed into xoshiro's state with splitmix64. */
-void
-cmp_rng_seed(struct cmp_rng *g, uint64_t seed)
-{
-	int i;
-
-	for (i = 0; i < 4; i++)
-		g->s[i] = splitmix64(&seed);
-}
-
-static uint64_t
-rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-/* xoshiro256** (Blackman and Vigna). */
-uint64_t
-cmp_rng_next(struct cmp_rng *g)
-{
-	uint64_t *s = g->s, r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return r;
-}
-
-/* Uniform in [0, n) without modulo bias. */
-size_t
-cmp_rng_below(struct cmp_rng *g, size_t n)
-{
-	uint64_t lim, v;
-
-	if (n <= 1)
-		return 0;
-	lim = UINT64_MAX - UINT64_MAX % n;
-	do
-		v = cmp_rng_next(g);
-	while (v >= lim);
-	return (size_t)(v % n);
-}
-
-/* Standard normal by Box–Muller (one of the pair; simplicity over speed). */
-double
-cmp_rng_normal(struct cmp_rng *g)
-{
-	double u1 = ((cmp_rng_next(g) >> 11) + 0.5) * 0x1.0p-53;
-	double u2 = (cmp_rng_next(g) >> 11) * 0x1.0p-53;
-
-	return sqrt(-2 * log(u1)) * cos(2 * PI * u2);
-}
-
 double
 cmp_norm_cdf(double z)
 {
@@ -177,7 +120,7 @@ cmp_norm_quantile(double p)
 		    (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 	}
 	e = cmp_norm_cdf(x) - p;
-	u = e * sqrt(2 * PI) * exp(x * x / 2);
+	u = e * sqrt(2 * acos(-1.0)) * exp(x * x / 2);   /* sqrt(2 pi) */
 	return x - u / (1 + x * u / 2);
 }
 
@@ -192,16 +135,48 @@ ranked_cmp(const void *a, const void *b)
 }
 
 /*
- * Two-sided Mann–Whitney U p-value: normal approximation with the tie
- * correction of the variance and a continuity correction. 1 when either
- * side is empty or every value ties.
+ * P(U <= u) of the Mann–Whitney statistic for samples of m and n values
+ * without ties, exactly: the number of orderings with U <= u over all
+ * C(m+n, m), counted by the recurrence f(m, n; u) = f(m-1, n; u-n) +
+ * f(m, n-1; u) (Mann and Whitney 1947), row by row for n' = 1..n, in
+ * place, only for U <= u. Counts reach C(100, 50) ~ 1e29 for 50 + 50
+ * values: doubles hold them to 16 digits.
+ */
+static double
+mwu_exact_cdf(size_t m, size_t n, size_t u)
+{
+	size_t w = u + 1, mi, ni, k;
+	double *f = xcalloc((m + 1) * w, sizeof(double)), sum = 0, total = 1;
+
+	for (mi = 0; mi <= m; mi++)
+		f[mi * w] = 1;          /* n' = 0: U = 0 in one way */
+	for (ni = 1; ni <= n; ni++)
+		for (mi = 1; mi <= m; mi++)
+			for (k = u; k >= ni && k <= u; k--)
+				f[mi * w + k] += f[(mi - 1) * w + k - ni];
+	for (k = 0; k <= u; k++)
+		sum += f[m * w + k];
+	for (k = 1; k <= m; k++)      /* C(m+n, m) */
+		total = total * (double)(n + k) / (double)k;
+	free(f);
+	return sum / total;
+}
+
+/*
+ * Two-sided Mann–Whitney U p-value. Without ties and with at most
+ * CMP_MWU_EXACT values on each side, the exact distribution of U
+ * (2 P(U <= min(u, mn - u)), at most 1); otherwise the normal
+ * approximation with the tie correction of the variance and a
+ * continuity correction, its tail from erfc() so that it stays accurate
+ * far out. Never 0: a p below CMP_P_MIN is CMP_P_MIN. 1 when either side
+ * is empty or every value ties; NAN when a sample is NaN.
  */
 double
 cmp_mwu_p(const double *a, size_t na, const double *b, size_t nb)
 {
 	struct ranked *all;
 	size_t n = na + nb, i, j;
-	double rb = 0, ties = 0, u, mu, var, z;
+	double rb = 0, ties = 0, u, mu, var, z, p;
 
 	if (!na || !nb)
 		return 1;
@@ -210,6 +185,11 @@ cmp_mwu_p(const double *a, size_t na, const double *b, size_t nb)
 		all[i] = (struct ranked){ a[i], 0 };
 	for (i = 0; i < nb; i++)
 		all[na + i] = (struct ranked){ b[i], 1 };
+	for (i = 0; i < n; i++)
+		if (isnan(all[i].v)) {
+			free(all);
+			return NAN;
+		}
 	qsort(all, n, sizeof(*all), ranked_cmp);
 	for (i = 0; i < n; i = j) {
 		double t, rank;
@@ -226,6 +206,13 @@ cmp_mwu_p(const double *a, size_t na, const double *b, size_t nb)
 	free(all);
 	u = rb - (double)nb * (double)(nb + 1) / 2;
 	mu = (double)na * (double)nb / 2;
+	if (ties == 0 && na <= CMP_MWU_EXACT && nb <= CMP_MWU_EXACT) {
+		double lo = fmin(u, (double)na * (double)nb - u);
+
+		p = 2 * mwu_exact_cdf(na < nb ? na : nb, na < nb ? nb : na,
+				      (size_t)lo);
+		return fmax(fmin(1, p), CMP_P_MIN);
+	}
 	var = (double)na * (double)nb / 12 *
 	      ((double)(n + 1) - ties / ((double)n * (double)(n - 1)));
 	if (var <= 0)
@@ -234,24 +221,122 @@ cmp_mwu_p(const double *a, size_t na, const double *b, size_t nb)
 	if (z < 0)
 		z = 0;
 	z /= sqrt(var);
-	return fmin(1, 2 * (1 - cmp_norm_cdf(z)));
+	p = erfc(z / SQRT2);     /* 2 (1 - Phi(z)) */
+	return fmax(fmin(1, p), CMP_P_MIN);
 }
 
-/* Hodges–Lehmann: the median of all pairwise differences b_j - a_i. */
+/* Sorted copy of x[0..n) (caller frees). */
+static double *
+sorted_copy(const double *x, size_t n)
+{
+	double *c = xmalloc((n ? n : 1) * sizeof(double));
+
+	memcpy(c, x, n * sizeof(double));
+	stats_sort(c, n);
+	return c;
+}
+
+/*
+ * A total order of doubles as unsigned integers: key(x) < key(y) iff
+ * x < y, for everything but NaN (and -0 just below +0).
+ */
+static uint64_t
+dkey(double x)
+{
+	uint64_t u;
+
+	memcpy(&u, &x, sizeof(u));
+	return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
+static double
+dval(uint64_t k)
+{
+	uint64_t u = k >> 63 ? k & ~(UINT64_C(1) << 63) : ~k;
+	double x;
+
+	memcpy(&x, &u, sizeof(x));
+	return x;
+}
+
+/*
+ * How many pairs have b[j] - a[i] <= d (as computed in doubles), for
+ * sorted a and b: for a growing a[i] the qualifying b[j] are a growing
+ * prefix, so one pass. Rounding is monotone, so the computed differences
+ * keep that order.
+ */
+static uint64_t
+pairs_at_most(const double *a, size_t na, const double *b, size_t nb,
+	      double d)
+{
+	uint64_t c = 0;
+	size_t i, j = 0;
+
+	for (i = 0; i < na; i++) {
+		while (j < nb && b[j] - a[i] <= d)
+			j++;
+		c += j;
+	}
+	return c;
+}
+
+/*
+ * The k-th smallest (1-based) of the pairwise differences b[j] - a[i]:
+ * the smallest double d with at least k differences <= d, by bisection
+ * over the doubles' order (at most 64 passes of O(na + nb)). The count
+ * changes only at differences, so d is one of them, exactly.
+ */
+static double
+kth_difference(const double *a, size_t na, const double *b, size_t nb,
+	       uint64_t k)
+{
+	uint64_t lo = dkey(b[0] - a[na - 1]), hi = dkey(b[nb - 1] - a[0]);
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (pairs_at_most(a, na, b, nb, dval(mid)) >= k)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return dval(lo) + 0.0;   /* + 0.0: -0 becomes 0 */
+}
+
+/*
+ * Hodges–Lehmann: the median of all pairwise differences b_j - a_i,
+ * exactly as the median of the n_a·n_b differences would be, in
+ * O((n_a + n_b) log) time and O(n_a + n_b) memory, never the pairs
+ * themselves. NAN when a side is empty or a sample is not finite.
+ */
 double
 cmp_hl_shift(const double *a, size_t na, const double *b, size_t nb)
 {
-	double *d, m;
-	size_t i, j, k = 0;
+	double *sa, *sb, m;
+	uint64_t n = (uint64_t)na * nb, k;
+	size_t i;
 
 	if (!na || !nb)
 		return NAN;
-	d = xmalloc(na * nb * sizeof(double));
 	for (i = 0; i < na; i++)
-		for (j = 0; j < nb; j++)
-			d[k++] = b[j] - a[i];
-	m = stats_median(d, k);
-	free(d);
+		if (!isfinite(a[i]))
+			return NAN;
+	for (i = 0; i < nb; i++)
+		if (!isfinite(b[i]))
+			return NAN;
+	sa = sorted_copy(a, na);
+	sb = sorted_copy(b, nb);
+	k = (n + 1) / 2;
+	m = kth_difference(sa, na, sb, nb, k);
+	if (n % 2 == 0) {
+		double next = m;
+
+		if (pairs_at_most(sa, na, sb, nb, m) < k + 1)
+			next = kth_difference(sa, na, sb, nb, k + 1);
+		m = m / 2 + next / 2;
+	}
+	free(sa);
+	free(sb);
 	return m;
 }
 
@@ -286,27 +371,12 @@ cmp_side_cv(const struct cmp_side *s, double *within, double *between)
 			v += (lm[j] - mean) * (lm[j] - mean);
 		v /= (double)(k - 1);
 		rbar /= (double)s->nproc;
-		/* The sd of a process median holds pi/2 * w^2 / r of
-		 * within-process noise; the rest is the process effect. */
-		v -= PI / 2 * *within * *within / (rbar > 0 ? rbar : 1);
+		/* The variance of a process median holds pi/2 * w^2 / r
+		 * of within-process noise; the rest is the process effect. */
+		v -= stats_median_var(*within, rbar > 0 ? rbar : 1);
 		*between = v > 0 ? sqrt(v) : 0;
 	}
 	free(lm);
-}
-
-static int
-dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double
-median_inplace(double *x, size_t n)
-{
-	qsort(x, n, sizeof(double), dbl_cmp);
-	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
 /*
@@ -315,19 +385,19 @@ median_inplace(double *x, size_t n)
  * exp(N(0, effect)) for the process effect the data cannot show.
  */
 static double
-boot_median(const struct cmp_side *s, struct cmp_rng *g, double effect,
+boot_median(const struct cmp_side *s, struct rng *g, double effect,
 	    double *pool)
 {
 	size_t i, j, k = 0;
 
 	for (i = 0; i < s->nproc; i++) {
-		size_t p = s->nproc > 1 ? cmp_rng_below(g, s->nproc) : 0;
-		double f = effect > 0 ? exp(effect * cmp_rng_normal(g)) : 1;
+		size_t p = s->nproc > 1 ? rng_below(g, s->nproc) : 0;
+		double f = effect > 0 ? exp(effect * rng_normal(g)) : 1;
 
 		for (j = 0; j < s->len[p]; j++)
-			pool[k++] = s->x[p][cmp_rng_below(g, s->len[p])] * f;
+			pool[k++] = s->x[p][rng_below(g, s->len[p])] * f;
 	}
-	return median_inplace(pool, k);
+	return stats_median_inplace(pool, k);
 }
 
 static int
@@ -386,7 +456,7 @@ cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 {
 	double *pa, *pb, *lr = NULL;
 	double wa, wb, bta, btb, ea, eb, sum = 0, ss = 0;
-	struct cmp_rng g;
+	struct rng g;
 	int i, nb = o->boot > 10 ? o->boot : 10;
 
 	memset(r, 0, sizeof(*r));
@@ -429,7 +499,7 @@ cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 	r->between_cv = 0;
 	ea = side_effect(a, o->between_cv, wa, bta, &r->noise, &r->between_cv);
 	eb = side_effect(b, o->between_cv, wb, btb, &r->noise, &r->between_cv);
-	cmp_rng_seed(&g, o->seed);
+	rng_seed(&g, o->seed);
 	lr = xmalloc(nb * sizeof(double));
 	for (i = 0; i < nb; i++) {
 		double ma = boot_median(a, &g, ea, pa);
@@ -441,7 +511,7 @@ cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 	for (i = 0; i < nb; i++)
 		ss += (lr[i] - sum / nb) * (lr[i] - sum / nb);
 	r->se = sqrt(ss / (nb - 1));
-	qsort(lr, nb, sizeof(double), dbl_cmp);
+	stats_sort(lr, nb);
 	r->ci_lo = exp(stats_quantile_sorted(lr, nb, 0.025));
 	r->ci_hi = exp(stats_quantile_sorted(lr, nb, 0.975));
 	free(lr);
@@ -460,275 +530,4 @@ cmp_verdict(const struct cmp_result *r, double threshold)
 	if (r->ci_lo >= 1 - threshold && r->ci_hi <= 1 / (1 - threshold))
 		return "same";
 	return "inconclusive";
-}
-
-const char *
-gate_verdict_name(enum gate_verdict v)
-{
-	switch (v) {
-	case GATE_PASS: return "pass";
-	case GATE_REGRESSION: return "regression";
-	case GATE_INCONCLUSIVE: return "inconclusive";
-	}
-	return "?";
-}
-
-/*
- * Works on d = log(ratio) with its bootstrap standard error se. The
- * one-sided bounds are d -/+ z(1-alpha)·se. Processes needed: every
- * noise component shrinks as 1/K, so se(K) = se·sqrt(K0/K).
- */
-void
-gate_decide(const struct cmp_result *r, double threshold, double alpha,
-	    enum gate_mode mode, struct gate_decision *d)
-{
-	double z = cmp_norm_quantile(1 - alpha), zp = cmp_norm_quantile(0.95);
-	double t = -log(1 - threshold), lr = log(r->ratio), need_se;
-	double k0 = (double)(r->ka + r->kb) / 2;
-
-	memset(d, 0, sizeof(*d));
-	d->lo = exp(lr - z * r->se);
-	d->hi = exp(lr + z * r->se);
-	d->crit = 1 - exp(-z * r->se);
-	d->mde = 1 - exp(-(fmax(z * r->se, t) + zp * r->se));
-	d->below_floor = z * r->se > t;
-	if (lr + z * r->se < 0 && lr <= -t)
-		d->verdict = GATE_REGRESSION;
-	else if (lr - z * r->se > -t)   /* confidently within: both modes */
-		d->verdict = GATE_PASS;
-	else if (mode == GATE_DETECT)
-		d->verdict = d->below_floor ? GATE_INCONCLUSIVE : GATE_PASS;
-	else
-		d->verdict = GATE_INCONCLUSIVE;
-	if (d->verdict != GATE_INCONCLUSIVE || r->se <= 0)
-		return;
-	/* detect: z·se(K) <= t; prove: likely (80 %) to pass when there
-	 * is no change, (z + z(0.8))·se(K) <= t. */
-	need_se = mode == GATE_DETECT ? t / z :
-		  t / (z + cmp_norm_quantile(0.8));
-	{
-		double k = ceil(k0 * (r->se / need_se) * (r->se / need_se));
-
-		d->need_k = k > 1e6 ? 1000000 : (int)k;
-		if (d->need_k <= (int)k0)
-			d->need_k = (int)k0 + 1;
-	}
-}
-
-/* ---- pairing store rows into workloads ---- */
-#include "evidence/store.h"
-
-static void workload_release(struct cmp_workload *w);
-
-static int
-row_ok(const struct store_result *r)
-{
-	return !strcmp(r->run_status, "ok") && r->n > 0;
-}
-
-/* Distinct "target/variant" of the usable rows, as a sorted, joined
- * string (caller frees); *count gets how many. */
-static char *
-variant_set(const struct store_result *r, size_t n, size_t *count)
-{
-	char **v = NULL;
-	size_t nv = 0, i, j;
-	struct buf b = BUF_INIT;
-
-	for (i = 0; i < n; i++) {
-		char *k;
-
-		if (!row_ok(&r[i]))
-			continue;
-		k = xstrfmt("%s/%s", r[i].target, r[i].variant);
-		for (j = 0; j < nv && strcmp(v[j], k); j++)
-			;
-		if (j < nv) {
-			free(k);
-			continue;
-		}
-		v = xrealloc(v, (nv + 1) * sizeof(*v));
-		v[nv++] = k;
-	}
-	for (i = 1; i < nv; i++)   /* insertion sort: few variants */
-		for (j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
-			char *t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	for (i = 0; i < nv; i++) {
-		buf_addf(&b, "%s%s", i ? ", " : "", v[i]);
-		free(v[i]);
-	}
-	free(v);
-	*count = nv;
-	return buf_detach(&b, NULL);
-}
-
-static int
-same_key(const struct store_result *x, const struct cmp_workload *w,
-	 int by_variant)
-{
-	if (strcmp(x->model, w->model) || strcmp(x->test, w->test))
-		return 0;
-	return !by_variant ||
-	       (!strcmp(x->target, w->target) && !strcmp(x->variant, w->variant));
-}
-
-static void
-add_row(struct cmp_side *s, const struct store_result *r)
-{
-	size_t i;
-
-	/* Several rows of one run with the same test: one process. */
-	for (i = 0; i < s->nproc; i++)
-		if (s->run_id[i] == r->run_id) {
-			s->x[i] = xrealloc(s->x[i], (s->len[i] + r->n) *
-					   sizeof(double));
-			memcpy(s->x[i] + s->len[i], r->ts, r->n * sizeof(double));
-			s->len[i] += r->n;
-			return;
-		}
-	cmp_side_add(s, r->run_id, r->ts, r->n);
-}
-
-int
-cmp_match(const struct store_result *ra, size_t na,
-	  const struct store_result *rb, size_t nb,
-	  struct cmp_workload **out, size_t *n, size_t *only_a, size_t *only_b)
-{
-	struct cmp_workload *w = NULL;
-	size_t nw = 0, ca, cb, i, j, k;
-	char *va = variant_set(ra, na, &ca), *vb = variant_set(rb, nb, &cb);
-	int by_variant = 0, ret = -1;
-
-	*out = NULL;
-	*n = *only_a = *only_b = 0;
-	if (ca > 1 || cb > 1) {
-		if (strcmp(va, vb)) {
-			error("the %s selection mixes variants (%s); narrow it, "
-			      "e.g. with variant=NAME",
-			      ca > 1 ? "baseline" : "candidate", ca > 1 ? va : vb);
-			goto cleanup;
-		}
-		by_variant = 1;
-	}
-	for (i = 0; i < na; i++) {
-		if (!row_ok(&ra[i]))
-			continue;
-		for (j = 0; j < nw && !same_key(&ra[i], &w[j], by_variant); j++)
-			;
-		if (j == nw) {
-			w = xrealloc(w, (nw + 1) * sizeof(*w));
-			memset(&w[nw], 0, sizeof(*w));
-			w[nw].target = xstrdup(ra[i].target);
-			w[nw].variant = xstrdup(ra[i].variant);
-			w[nw].model = xstrdup(ra[i].model);
-			w[nw].model_label = xstrdup(*ra[i].model_label ?
-						    ra[i].model_label : ra[i].model);
-			w[nw].test = xstrdup(ra[i].test);
-			w[nw].name = by_variant ?
-				xstrfmt("%s: %s %s", ra[i].variant, ra[i].model, ra[i].test) :
-				xstrfmt("%s %s", ra[i].model, ra[i].test);
-			w[nw].identity_a = xstrdup(ra[i].identity);
-			w[nw].os_build_a = xstrdup(ra[i].os_build);
-			w[nw].session_a = ra[i].session_id;
-			nw++;
-		}
-		add_row(&w[j].a, &ra[i]);
-	}
-	for (i = 0; i < nb; i++) {
-		if (!row_ok(&rb[i]))
-			continue;
-		for (j = 0; j < nw && !same_key(&rb[i], &w[j], by_variant); j++)
-			;
-		if (j == nw) {
-			(*only_b)++;
-			continue;
-		}
-		if (!w[j].b.nproc) {
-			w[j].identity_b = xstrdup(rb[i].identity);
-			w[j].os_build_b = xstrdup(rb[i].os_build);
-			w[j].session_b = rb[i].session_id;
-		}
-		add_row(&w[j].b, &rb[i]);
-	}
-	/* Keep the workloads with both sides, in baseline order. */
-	for (i = k = 0; i < nw; i++) {
-		if (!w[i].b.nproc) {
-			(*only_a)++;
-			workload_release(&w[i]);
-			continue;
-		}
-		w[k++] = w[i];
-	}
-	*out = w;
-	*n = k;
-	w = NULL;
-	nw = 0;
-	ret = 0;
-cleanup:
-	cmp_workloads_free(w, nw);
-	free(va);
-	free(vb);
-	return ret;
-}
-
-static void
-workload_release(struct cmp_workload *w)
-{
-	free(w->target);
-	free(w->variant);
-	free(w->model);
-	free(w->model_label);
-	free(w->test);
-	free(w->name);
-	free(w->identity_a);
-	free(w->identity_b);
-	free(w->os_build_a);
-	free(w->os_build_b);
-	cmp_side_release(&w->a);
-	cmp_side_release(&w->b);
-}
-
-void
-cmp_workloads_free(struct cmp_workload *w, size_t n)
-{
-	size_t i;
-
-	if (!w)
-		return;
-	for (i = 0; i < n; i++)
-		workload_release(&w[i]);
-	free(w);
-}
-
-double
-cmp_calibrated(struct store *s, const struct cmp_workload *w)
-{
-	const char *ids[2] = { w->identity_b, w->identity_a };
-	double between, within;
-	int i;
-
-	for (i = 0; i < 2; i++)
-		if (ids[i] && *ids[i] &&
-		    store_noise_get(s, ids[i], w->model, w->test, &between,
-				    &within, NULL) == 1)
-			return between;
-	return -1;
-}
-
-/* Loads the rows of one selection; -1 after error(). */
-int
-cmp_load(struct store *s, const char *text, struct store_result **rows,
-	 size_t *n)
-{
-	struct selection sel;
-	int ret;
-
-	if (selection_parse(text, &sel) < 0)
-		return -1;
-	ret = store_query_results(s, &sel, rows, n);
-	selection_free(&sel);
-	return ret;
 }

@@ -1,5 +1,5 @@
-#ifndef COMPARE_H
-#define COMPARE_H
+#ifndef ANALYSIS_COMPARE_H
+#define ANALYSIS_COMPARE_H
 
 /*
  * Two-sample statistics for throughput (tokens per second, higher is
@@ -16,13 +16,19 @@
  *              exp(N(0, between_cv)) from the calibrated noise floor
  *              (or, uncalibrated, the within-process CV as a stand-in)
  *   se         standard deviation of log(ratio) over the bootstrap
- *   p_mwu      Mann–Whitney U, normal approximation with tie correction,
- *              two-sided, samples treated as independent (for reference:
- *              it ignores the process effect)
- *   hl         Hodges–Lehmann shift: median of all B_j - A_i
+ *   p_mwu      Mann–Whitney U, two-sided, samples treated as independent
+ *              (for reference: it ignores the process effect): exact
+ *              without ties and up to CMP_MWU_EXACT samples per side,
+ *              otherwise the normal approximation with tie and
+ *              continuity corrections; never below CMP_P_MIN
+ *   hl         Hodges–Lehmann shift: median of all B_j - A_i (computed
+ *              without forming the pairs)
  *   mde        the slowdown the detect gate catches with 95 % power
  *
- * Nothing here allocates behind the caller's back except where said.
+ * Pure: no store, no output; the seeded PRNG is base/rng.h. The gate
+ * decision built on these results is analysis/gate.h, the samples come
+ * from analysis/workload.h. Nothing here allocates behind the caller's
+ * back except where said.
  */
 
 #include <stddef.h>
@@ -77,6 +83,14 @@ struct cmp_result {
 int cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 		const struct cmp_opts *o, struct cmp_result *r);
 
+/* Samples per side up to which the Mann–Whitney p is exact (no ties). */
+#define CMP_MWU_EXACT 50
+/*
+ * The smallest p-value reported: a p below it (the normal tail
+ * underflows near 1e-308) is given as CMP_P_MIN and printed "<1e-300".
+ */
+#define CMP_P_MIN 1e-300
+
 /* Building blocks, exposed for tests. */
 double cmp_mwu_p(const double *a, size_t na, const double *b, size_t nb);
 double cmp_hl_shift(const double *a, size_t na, const double *b, size_t nb);
@@ -90,76 +104,4 @@ double cmp_norm_quantile(double p);
  * [1-thr, 1/(1-thr)] same, otherwise inconclusive. */
 const char *cmp_verdict(const struct cmp_result *r, double threshold);
 
-/*
- * The gate decision for one workload. threshold: the tolerated slowdown
- * (0.05 = 5 %); alpha: one-sided error rate (default 0.005).
- *   regression  confidently slower (upper bound of the ratio < 1) and
- *               the point estimate at least threshold slower
- *   pass        the lower bound of the ratio is above 1-threshold (both
- *               modes), or, detect only, not a regression and the
- *               threshold is at least the critical slowdown z·se the
- *               data can resolve
- *   inconclusive otherwise
- * mde: the true slowdown caught with 95 % power; need_k: processes per
- * side that would likely decide an inconclusive case (0 otherwise).
- */
-enum gate_verdict { GATE_PASS, GATE_REGRESSION, GATE_INCONCLUSIVE };
-enum gate_mode { GATE_DETECT, GATE_PROVE };
-struct gate_decision {
-	enum gate_verdict verdict;
-	double crit;     /* smallest flaggable slowdown (relative) */
-	double mde;      /* relative */
-	double lo, hi;   /* one-sided (1-alpha) bounds of the ratio */
-	int need_k;
-	int below_floor; /* threshold below what the data can resolve */
-};
-void gate_decide(const struct cmp_result *r, double threshold, double alpha,
-		 enum gate_mode mode, struct gate_decision *d);
-const char *gate_verdict_name(enum gate_verdict v);
-
-/* A small seeded PRNG (xoshiro256**), for the bootstrap and simulations. */
-struct cmp_rng { uint64_t s[4]; };
-void cmp_rng_seed(struct cmp_rng *g, uint64_t seed);
-uint64_t cmp_rng_next(struct cmp_rng *g);
-size_t cmp_rng_below(struct cmp_rng *g, size_t n);
-double cmp_rng_normal(struct cmp_rng *g);
-
 #endif
-
-/*
- * Workloads: store rows of a baseline and a candidate selection paired
- * by (model, test), and also by (target, variant) when both selections
- * hold the same several variants (a session against itself). Only rows
- * of runs with status "ok" count; each run is one process.
- */
-struct store_result;
-struct cmp_workload {
-	char *target, *variant, *model, *model_label, *test;
-	char *name;                  /* "model test" or "variant: model test" */
-	char *identity_a, *identity_b;
-	char *os_build_a, *os_build_b;
-	int64_t session_a, session_b;
-	struct cmp_side a, b;
-};
-/*
- * Fills *out with the workloads present on both sides (*n of them) and
- * counts in *only_a / *only_b those present on one side only. Returns 0,
- * or -1 after error() when a selection mixes variants that cannot be
- * paired. Free with cmp_workloads_free().
- */
-int cmp_match(const struct store_result *ra, size_t na,
-	      const struct store_result *rb, size_t nb,
-	      struct cmp_workload **out, size_t *n,
-	      size_t *only_a, size_t *only_b);
-void cmp_workloads_free(struct cmp_workload *w, size_t n);
-
-struct store;
-/*
- * The calibrated process effect (between-process CV) for a workload:
- * the candidate's fingerprint identity first, then the baseline's; -1
- * when neither was calibrated.
- */
-double cmp_calibrated(struct store *s, const struct cmp_workload *w);
-/* Parses a selection and loads its rows; -1 after error(). */
-int cmp_load(struct store *s, const char *selection, struct store_result **rows,
-	     size_t *n);

@@ -1,5 +1,5 @@
-#ifndef STATS_H
-#define STATS_H
+#ifndef ANALYSIS_STATS_H
+#define ANALYSIS_STATS_H
 
 /*
  * Robust statistics over samples (tokens per second). Spreads always come
@@ -23,7 +23,21 @@ void stats_summary(const double *x, size_t n, struct summary *out);
 double stats_median(const double *x, size_t n);
 /* Linear-interpolated quantile q in [0,1] of sorted[0..n). */
 double stats_quantile_sorted(const double *sorted, size_t n, double q);
+/*
+ * The k-th smallest (0-based) of x[0..n), which it reorders (x[k] holds
+ * it afterwards, smaller values before, larger after): expected O(n),
+ * at worst O(n log n). NAN when k >= n.
+ */
+double stats_select(double *x, size_t n, size_t k);
+/* Median of x[0..n) by selection (x reordered); NAN when n == 0. */
+double stats_median_inplace(double *x, size_t n);
 /* Sorts x in place, ascending. */
 void stats_sort(double *x, size_t n);
+
+/*
+ * The relative variance of the median of n samples whose CV is cv, for
+ * normal noise: pi/2 * cv^2 / n (the median's asymptotic efficiency).
+ */
+double stats_median_var(double cv, double n);
 
 #endif

@@ -1,41 +1,76 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
 #include "analysis/compare.h"
+#include "analysis/gate.h"
 #include "analysis/render.h"
+#include "analysis/workload.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
 
-#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char usage_compare[] =
-	"usage: shimbench compare [--format md|csv|json] [--seed N]\n"
-	"                         [--boot N] [--threshold PCT] [-o FILE] A B\n"
-	"\n"
-	"Per workload (model x test; also variant when both selections hold\n"
-	"the same several variants): the ratio B / A of the median tokens/s\n"
-	"with a seeded bootstrap 95 % confidence interval (processes are\n"
-	"resampled first, then samples within each), the Mann-Whitney U\n"
-	"p-value, the Hodges-Lehmann shift, sample and process counts, the\n"
-	"minimum detectable effect and a verdict: faster, slower, same or\n"
-	"inconclusive. A and B are selections key=value[,key=value...] over\n"
-	"session, variant, target, model, role, test, os_build, ...\n"
-	"\n"
-	"A single process per side cannot show how much the process itself\n"
-	"shifts its samples; the noise floor stored by `shimbench calibrate`\n"
-	"for the fingerprint is used for that, or, uncalibrated, the\n"
-	"within-process CV as a stand-in (column noise says which).\n"
-	"\n"
-	"  --format F      md (default), csv or json\n"
-	"  --seed N        bootstrap seed (default 1): same seed, same output\n"
-	"  --boot N        bootstrap iterations (default 2000)\n"
-	"  --threshold P   'same' when the CI lies within +-P % (default 5)\n"
-	"  -o FILE         write to FILE instead of standard output\n"
-	"\n"
-	"exit: 0 compared, 2 bad input, 3 no store or nothing comparable\n";
+struct compare_opts {
+	const char *format, *output;
+	long seed, boot;
+	double threshold;
+};
+
+#define CO struct compare_opts
+static const struct opt compare_opts[] = {
+	OPT_C("format", 'f', CO, format, "F", "md|csv|json",
+	      "md (default), csv or json"),
+	OPT_I("seed", 0, CO, seed, "N", 0, 9223372036854775807.0,
+	      "bootstrap seed (default 1): same seed, same output"),
+	OPT_I("boot", 0, CO, boot, "N", 100, 1000000,
+	      "bootstrap iterations (default 2000)"),
+	OPT_D("threshold", 0, CO, threshold, "P", 0, 100,
+	      "'same' when the CI lies within +-P % (default 5; 0 < P < 100)"),
+	OPT_S("output", 'o', CO, output, "FILE",
+	      "write to FILE instead of standard output"),
+	OPT_END
+};
+
+static int compare_main(int argc, char **argv, struct cmd_ctx *ctx);
+
+const struct command cmd_compare = {
+	.name = "compare",
+	.fn = compare_main,
+	.summary = "per-workload ratio with bootstrap CI, p-value and verdict",
+	.synopsis = "[--format md|csv|json] [--seed N]\n"
+		"                         [--boot N] [--threshold PCT] "
+		"[-o FILE] A B",
+	.description =
+		"Per workload (model x test; also variant when both selections hold\n"
+		"the same several variants): the ratio B / A of the median tokens/s\n"
+		"with a seeded bootstrap 95 % confidence interval (processes are\n"
+		"resampled first, then samples within each), the Mann-Whitney U\n"
+		"p-value, the Hodges-Lehmann shift, sample and process counts, the\n"
+		"minimum detectable effect and a verdict: faster, slower, same or\n"
+		"inconclusive. A and B are selections key=value[,key=value...] over\n"
+		"session, variant, target, model, role, test, os_build, ...\n"
+		"\n"
+		"A single process per side cannot show how much the process itself\n"
+		"shifts its samples; the noise floor stored by `shimbench calibrate`\n"
+		"for the fingerprint is used for that, or, uncalibrated, the\n"
+		"within-process CV as a stand-in (column noise says which).\n",
+	.opts = compare_opts,
+	.epilogue = "exit: 0 compared, 2 bad input, 3 no store or nothing "
+		"comparable\n",
+	.min_args = 0,
+	.max_args = 2,
+};
+
+static const char *const compare_cols[] = {
+	"workload", "a_median#", "b_median#", "ratio#", "ci95_lo#",
+	"ci95_hi#", "p_mwu#", "hl_shift#", "hl_pct#", "a_samples#",
+	"a_processes#", "b_samples#", "b_processes#", "noise",
+	"between_cv_pct#", "mde_pct#", "verdict",
+};
 
 static void
 pct(char *out, size_t size, double v)
@@ -43,151 +78,144 @@ pct(char *out, size_t size, double v)
 	fmt_num(out, size, v * 100, 2);
 }
 
-static int
-cmd_compare_main(int argc, char **argv, struct cmd_ctx *ctx)
+/* One table row: the comparison of w (its MDE from the default gate). */
+static void
+compare_row(struct table *t, const struct workload *w,
+	    const struct cmp_result *r, double threshold)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "boot", required_argument, NULL, 'B' },
-		{ "threshold", required_argument, NULL, 't' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const char *const cols[] = {
-		"workload", "a_median#", "b_median#", "ratio#", "ci95_lo#",
-		"ci95_hi#", "p_mwu#", "hl_shift#", "hl_pct#", "a_samples#",
-		"a_processes#", "b_samples#", "b_processes#", "noise",
-		"between_cv_pct#", "mde_pct#", "verdict",
-	};
-	const char *format = "md", *output = NULL;
-	struct cmp_opts o = CMP_OPTS_INIT;
+	struct gate_decision d;
+	char cell[ARRAY_SIZE(compare_cols)][64];
+	const char *row[ARRAY_SIZE(compare_cols)];
+	size_t k;
+
+	gate_decide(r, threshold, 0.005, GATE_DETECT, &d);
+	fmt_num(cell[1], 64, r->med_a, 2);
+	fmt_num(cell[2], 64, r->med_b, 2);
+	fmt_num(cell[3], 64, r->ratio, 4);
+	fmt_num(cell[4], 64, r->ci_lo, 4);
+	fmt_num(cell[5], 64, r->ci_hi, 4);
+	if (r->p_mwu <= CMP_P_MIN)
+		snprintf(cell[6], 64, "<%.0e", CMP_P_MIN);   /* never "0" */
+	else if (isfinite(r->p_mwu))
+		snprintf(cell[6], 64, "%.3g", r->p_mwu);
+	else
+		cell[6][0] = 0;
+	fmt_num(cell[7], 64, r->hl, 2);
+	pct(cell[8], 64, r->hl_rel);
+	snprintf(cell[9], 64, "%zu", r->na);
+	snprintf(cell[10], 64, "%zu", r->ka);
+	snprintf(cell[11], 64, "%zu", r->nb);
+	snprintf(cell[12], 64, "%zu", r->kb);
+	pct(cell[14], 64, r->between_cv);
+	pct(cell[15], 64, d.mde);
+	for (k = 0; k < ARRAY_SIZE(compare_cols); k++)
+		row[k] = cell[k];
+	row[0] = w->name;
+	row[13] = cmp_noise_name(r->noise);
+	row[16] = cmp_verdict(r, threshold);
+	table_add_row(t, row);
+}
+
+/*
+ * The comparison table of the workloads that selections a and b share;
+ * 0, or the exit code after error().
+ */
+static int
+compare_table(struct store *s, const char *a, const char *b,
+	      struct cmp_opts *o, double threshold, struct table *t,
+	      size_t *only_a, size_t *only_b)
+{
 	struct store_result *ra = NULL, *rb = NULL;
-	struct cmp_workload *w = NULL;
-	size_t na = 0, nb = 0, nw = 0, only_a = 0, only_b = 0, i;
-	struct store *s = NULL;
-	struct table t;
-	struct buf out = BUF_INIT;
-	double threshold = 0.05, v;
-	long l;
-	int c, ret = EXIT_OK;
+	struct workload *w = NULL;
+	size_t na = 0, nb = 0, nw = 0, i;
+	int ret = EXIT_ENV;
 
-	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f': format = optarg; break;
-		case 'o': output = optarg; break;
-		case 'S':
-			if (parse_long(optarg, &l) < 0 || l < 0)
-				return cmd_usage_error_name("compare", "bad --seed '%s'", optarg);
-			o.seed = (uint64_t)l;
-			break;
-		case 'B':
-			if (parse_long(optarg, &l) < 0 || l < 100 || l > 1000000)
-				return cmd_usage_error_name("compare", "bad --boot '%s' "
-						       "(100 to 1000000)", optarg);
-			o.boot = (int)l;
-			break;
-		case 't':
-			if (parse_double(optarg, &v) < 0 || v <= 0 || v >= 100)
-				return cmd_usage_error_name("compare", "bad --threshold '%s' "
-						       "(a percentage)", optarg);
-			threshold = v / 100;
-			break;
-		case 'h': return cmd_help(usage_compare);
-		default:
-			return cmd_usage_error_name("compare", "unknown option '%s'",
-					       argv[optind - 1]);
-		}
-	}
-	if (argc - optind != 2)
-		return cmd_usage_error_name("compare", "need two selections, A and B");
-	if (strcmp(format, "md") && strcmp(format, "csv") && strcmp(format, "json"))
-		return cmd_usage_error_name("compare", "unknown format '%s' (md, csv "
-				       "or json)", format);
-	{
-		struct selection probe;
-
-		for (i = 0; i < 2; i++) {
-			if (selection_parse(argv[optind + i], &probe) < 0)
-				return EXIT_USAGE;
-			selection_free(&probe);
-		}
-	}
-	if (cmd_open_existing_store(ctx, &s) < 0 ||
-	    cmp_load(s, argv[optind], &ra, &na) < 0 ||
-	    cmp_load(s, argv[optind + 1], &rb, &nb) < 0) {
-		ret = EXIT_ENV;
+	if (workload_load(s, a, &ra, &na) < 0 ||
+	    workload_load(s, b, &rb, &nb) < 0)
 		goto cleanup;
-	}
-	if (cmp_match(ra, na, rb, nb, &w, &nw, &only_a, &only_b) < 0) {
+	if (workload_match(ra, na, rb, nb, &w, &nw, only_a, only_b) < 0) {
 		ret = EXIT_USAGE;
 		goto cleanup;
 	}
 	if (!nw) {
 		error("nothing comparable: %zu workloads only in '%s', %zu only "
-		      "in '%s'", only_a, argv[optind], only_b, argv[optind + 1]);
-		ret = EXIT_ENV;
+		      "in '%s'", *only_a, a, *only_b, b);
 		goto cleanup;
 	}
-	table_init(&t, ARRAY_SIZE(cols), cols);
 	for (i = 0; i < nw; i++) {
 		struct cmp_result r;
-		struct gate_decision d;
-		char cell[ARRAY_SIZE(cols)][64];
-		const char *row[ARRAY_SIZE(cols)];
-		size_t k;
 
-		o.between_cv = cmp_calibrated(s, &w[i]);
-		if (cmp_compute(&w[i].a, &w[i].b, &o, &r) < 0) {
+		o->between_cv = workload_calibrated(s, &w[i]);
+		if (cmp_compute(&w[i].a, &w[i].b, o, &r) < 0) {
 			error("workload '%s' skipped", w[i].name);
 			continue;
 		}
-		gate_decide(&r, threshold, 0.005, GATE_DETECT, &d);
-		fmt_num(cell[1], 64, r.med_a, 2);
-		fmt_num(cell[2], 64, r.med_b, 2);
-		fmt_num(cell[3], 64, r.ratio, 4);
-		fmt_num(cell[4], 64, r.ci_lo, 4);
-		fmt_num(cell[5], 64, r.ci_hi, 4);
-		snprintf(cell[6], 64, "%.3g", r.p_mwu);
-		fmt_num(cell[7], 64, r.hl, 2);
-		pct(cell[8], 64, r.hl_rel);
-		snprintf(cell[9], 64, "%zu", r.na);
-		snprintf(cell[10], 64, "%zu", r.ka);
-		snprintf(cell[11], 64, "%zu", r.nb);
-		snprintf(cell[12], 64, "%zu", r.kb);
-		pct(cell[14], 64, r.between_cv);
-		pct(cell[15], 64, d.mde);
-		for (k = 0; k < ARRAY_SIZE(cols); k++)
-			row[k] = cell[k];
-		row[0] = w[i].name;
-		row[13] = cmp_noise_name(r.noise);
-		row[16] = cmp_verdict(&r, threshold);
-		table_add_row(&t, row);
+		compare_row(t, &w[i], &r, threshold);
 	}
-	if (table_render(&t, format, &out) < 0)
-		ret = EXIT_USAGE;
-	table_release(&t);
-	if (ret)
-		goto cleanup;
-	if (output) {
-		if (write_file_atomic(output, out.buf, out.len) < 0) {
-			ret = EXIT_ENV;
-			goto cleanup;
-		}
-	} else {
-		fwrite(out.buf, 1, out.len, stdout);
-	}
-	if (!ctx->quiet && (only_a || only_b))
-		fprintf(stderr, "note: %zu workloads only in A, %zu only in B\n",
-			only_a, only_b);
+	ret = 0;
 cleanup:
-	cmp_workloads_free(w, nw);
+	workloads_free(w, nw);
 	store_results_free(ra, na);
 	store_results_free(rb, nb);
-	buf_release(&out);
-	store_close(s);
 	return ret;
 }
 
-LEGACY_COMMAND(compare, "per-workload ratio with bootstrap CI, p-value and verdict", cmd_compare_main, usage_compare);
+static int
+compare_main(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	struct compare_opts co = { .format = "md", .seed = 1, .boot = 2000,
+				   .threshold = 5 };
+	struct cmp_opts o = CMP_OPTS_INIT;
+	const char **args = NULL;
+	size_t nargs = 0, only_a = 0, only_b = 0, i;
+	struct store *s = NULL;
+	struct table t;
+	struct buf out = BUF_INIT;
+	int ret, rc;
+
+	rc = cmd_parse(ctx, argc, argv, &co, &args, &nargs);
+	if (rc)
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	if (nargs != 2) {
+		free(args);
+		return cmd_usage_error(ctx, "need two selections, A and B");
+	}
+	if (co.threshold <= 0 || co.threshold >= 100) {
+		free(args);
+		return cmd_usage_error(ctx, "--threshold %g is not a percentage "
+				       "(0 < P < 100)", co.threshold);
+	}
+	for (i = 0; i < 2; i++) {
+		struct selection probe;
+
+		if (selection_parse(args[i], &probe) < 0) {
+			free(args);
+			return EXIT_USAGE;
+		}
+		selection_free(&probe);
+	}
+	o.seed = (uint64_t)co.seed;
+	o.boot = (int)co.boot;
+	table_init(&t, ARRAY_SIZE(compare_cols), compare_cols);
+	if (cmd_open_existing_store(ctx, &s) < 0)
+		ret = EXIT_ENV;
+	else
+		ret = compare_table(s, args[0], args[1], &o, co.threshold / 100,
+				    &t, &only_a, &only_b);
+	if (!ret && table_render(&t, co.format, &out) < 0)
+		ret = EXIT_USAGE;
+	if (!ret && co.output) {
+		if (write_file_atomic(co.output, out.buf, out.len) < 0)
+			ret = EXIT_ENV;
+	} else if (!ret) {
+		fwrite(out.buf, 1, out.len, stdout);
+	}
+	if (!ret && !ctx->quiet && (only_a || only_b))
+		fprintf(stderr, "note: %zu workloads only in A, %zu only in B\n",
+			only_a, only_b);
+	table_release(&t);
+	buf_release(&out);
+	store_close(s);
+	free(args);
+	return ret;
+}

@@ -103,6 +103,67 @@ assert len(d) == 2 and all(r['verdict'] == 'faster' and r['ratio'] > 10 for r in
 	expect_code 4 "calibrate needs 3 processes: inconclusive" SB calibrate --from session=1,runtime=llama.cpp,variant=shim
 	grep_in "$WORK/err" "calibration needs at least 3" "says why"
 fi
+# Fail closed (issue 11): two huge but finite samples in a one-process
+# baseline and a real 20 % slowdown in the candidate. The statistics
+# overflowed to NaN and the gate said PASS, "within the 5% threshold".
+# Raw llama-bench files without samples_ns, so nothing ties samples_ts
+# to a duration; should import refuse such samples one day, that is
+# fail-closed too.
+DB=$WORK/ovf.db
+OVF=$WORK/overflow
+python3 - "$OVF" <<'PY'
+import json, os, sys
+def raw(d, build, ts):
+    os.makedirs(d)
+    row = {"build_commit": "Debian", "build_number": 1, "cpu_info": "cpu",
+           "gpu_info": "", "backends": "CPU", "model_filename": "m.gguf",
+           "model_type": "llama ?B F16", "model_size": 1000,
+           "model_n_params": 100, "n_batch": 2048, "n_ubatch": 512,
+           "n_threads": 2, "type_k": "f16", "type_v": "f16",
+           "n_gpu_layers": -1, "split_mode": "layer", "main_gpu": 0,
+           "flash_attn": -1, "devices": "auto", "n_prompt": 128, "n_gen": 0,
+           "n_depth": 0, "test_time": "2026-12-02T10:10:31Z",
+           "samples_ts": ts}
+    json.dump([row], open(d + "/run1.json", "w"), indent=1)
+    json.dump({"shimbench_mapping": 1, "label": "overflow " + build,
+               "environments": {"here": {"hw_model": "h", "cpu_model": "c",
+                   "cpu_cores": 2, "os_name": "Linux",
+                   "os_version": "v" + build, "os_build": build,
+                   "is_vm": 0, "llama_build": "Debian"}},
+               "models": {"m": {"label": "m", "file": "m.gguf",
+                                "sha256": "0" * 64}},
+               "runs": [{"stdout": "run1.json", "target": "here",
+                         "variant": "plain", "role": "bare-metal",
+                         "model": "m", "argv": ["llama-bench", "-p", "128",
+                         "-n", "0", "-r", "10", "-o", "json"]}]},
+              open(d + ".mapping.json", "w"), indent=1)
+raw(sys.argv[1] + "/base", "24A100",
+    [100, 101, 99, 100.5, 99.5, 100.2, 99.8, 100.1, 1e308, 1.5e308])
+raw(sys.argv[1] + "/slow", "24A200",
+    [80, 81, 79, 80.5, 79.5, 80.2, 79.8, 80.1, 80.3, 79.9])
+PY
+(cd "$OVF/base" && sha256sum run1.json >SHA256SUMS)
+(cd "$OVF/slow" && sha256sum run1.json >SHA256SUMS)
+SB import --mapping "$OVF/base.mapping.json" --mapping "$OVF/slow.mapping.json" \
+	"$OVF/base" "$OVF/slow" >"$WORK/out" 2>"$WORK/err"
+rc=$?
+if [ "$rc" -ne 0 ]; then
+	check "import refuses the implausible samples (exit $rc), so no verdict uses them" test "$rc" -lt 128
+else
+	for mode in detect prove; do
+		expect_code 4 "huge samples in the baseline: inconclusive, not pass ($mode)" \
+			SB gate --mode $mode --baseline session=1 --candidate session=2 --json "$WORK/ovf.json"
+		grep_in "$WORK/out" "INCONCLUSIVE" "says inconclusive ($mode)"
+		check "JSON verdict inconclusive with a reason ($mode)" python3 -c "
+import json; d = json.load(open('$WORK/ovf.json'))
+assert d['verdict'] == 'inconclusive' and d['exit_code'] == 4
+assert all(c['verdict'] == 'inconclusive' and c['message'] for c in d['checks'])"
+	done
+	expect_code 4 "and through --baseline auto" SB gate --baseline auto --candidate session=2
+	expect_code 0 "compare shows the comparison without a verdict of same" \
+		SB compare session=1 session=2 --format csv
+	check "compare: not 'same'" sh -c "! grep -q ',same$' '$WORK/out'"
+fi
 expect_code 2 "bad mode" "$SHIMBENCH" gate --baseline session=1 --candidate session=2 --mode maybe
 expect_code 2 "bad threshold" "$SHIMBENCH" gate --baseline session=1 --candidate session=2 --threshold tg=
 expect_code 2 "compare needs two selections" "$SHIMBENCH" compare session=1

@@ -1,7 +1,7 @@
 /* E-divisive means: a step is found where it is, noise alone is not. */
 #include "test.h"
 #include "analysis/changepoint.h"
-#include "analysis/compare.h"
+#include "base/rng.h"
 
 #include <stdlib.h>
 
@@ -9,13 +9,13 @@ static void
 test_step(void)
 {
 	double x[16];
-	struct cmp_rng g;
+	struct rng g;
 	struct cp_change *c;
 	size_t n, i;
 
-	cmp_rng_seed(&g, 5);
+	rng_seed(&g, 5);
 	for (i = 0; i < 16; i++)
-		x[i] = (i < 10 ? 100 : 85) + cmp_rng_normal(&g);
+		x[i] = (i < 10 ? 100 : 85) + rng_normal(&g);
 	cp_edivisive(x, 16, 2, 0.05, 199, 1, &c, &n);
 	CHECK(n == 1);
 	if (n == 1) {
@@ -47,15 +47,15 @@ static void
 test_noise_only(void)
 {
 	double x[20];
-	struct cmp_rng g;
+	struct rng g;
 	struct cp_change *c;
 	size_t n, i;
 	int found = 0, seed;
 
 	for (seed = 0; seed < 20; seed++) {
-		cmp_rng_seed(&g, (uint64_t)seed + 100);
+		rng_seed(&g, (uint64_t)seed + 100);
 		for (i = 0; i < 20; i++)
-			x[i] = 100 + cmp_rng_normal(&g);
+			x[i] = 100 + rng_normal(&g);
 		cp_edivisive(x, 20, 2, 0.01, 199, (uint64_t)seed, &c, &n);
 		found += n > 0;
 		free(c);

@@ -2,10 +2,14 @@
  * scipy results, seeded reproducibility, the gate's decisions. */
 #include "test.h"
 #include "analysis/compare.h"
+#include "analysis/gate.h"
+#include "analysis/stats.h"
+#include "base/rng.h"
 #include "base/util.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void
 test_normal(void)
@@ -21,12 +25,23 @@ test_normal(void)
 static void
 test_mwu(void)
 {
-	double a[] = { 1, 2, 3, 4, 5 }, b[] = { 6, 7, 8, 9, 10 };
+	double a[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+	double b[] = { 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
 	double c[] = { 1, 2, 2, 3, 3, 3 }, d[] = { 2, 3, 4, 4, 5 };
+	double e[] = { 1.1, 2.3, 3.2, 4.8, 5.0, 6.7 };
+	double f[] = { 2.2, 3.9, 4.1, 6.1, 7.5, 8.8, 9.2 };
 
-	/* scipy.stats.mannwhitneyu(a, b, method='asymptotic') */
-	CHECK_NEAR(cmp_mwu_p(a, 5, b, 5), 0.012185, 1e-5);
-	CHECK_NEAR(cmp_mwu_p(b, 5, a, 5), 0.012185, 1e-5);
+	/* Exact without ties (issue 11: the normal approximation said
+	 * 0.012185 for 5 vs 5 and 1.8e-4 for 10 vs 10): fully separated
+	 * samples have p = 2 / C(m+n, m). */
+	CHECK_NEAR(cmp_mwu_p(a, 5, b, 5), 2.0 / 252, 1e-15);
+	CHECK_NEAR(cmp_mwu_p(b, 5, a, 5), 2.0 / 252, 1e-15);
+	CHECK_NEAR(cmp_mwu_p(a, 10, b, 10) / (2.0 / 184756), 1, 1e-12);
+	/* U = 12 of 42: 2 * 201/1716, counted by enumerating all 1716
+	 * splits in Python */
+	CHECK_NEAR(cmp_mwu_p(e, 6, f, 7), 0.23426573426573427, 1e-12);
+	CHECK_NEAR(cmp_mwu_p(f, 7, e, 6), 0.23426573426573427, 1e-12);
+	CHECK_NEAR(cmp_mwu_p(a, 3, b, 1), 0.5, 1e-15);
 	CHECK_NEAR(cmp_mwu_p(a, 5, a, 5), 1, 1e-12);
 	/* with ties (tie-corrected variance 27.9545, U 24.5): computed
 	 * independently in Python from the textbook formula */
@@ -34,29 +49,122 @@ test_mwu(void)
 	CHECK(cmp_mwu_p(a, 0, b, 5) == 1);
 }
 
+/* Large separated samples: the p is tiny, never exactly 0. */
+static void
+test_mwu_never_zero(void)
+{
+	size_t n = 2000, i;
+	double *a = malloc(n * sizeof(double)), *b = malloc(n * sizeof(double));
+	double p;
+
+	for (i = 0; i < n; i++) {
+		a[i] = 100 + (double)i * 1e-3;
+		b[i] = 200 + (double)i * 1e-3;
+	}
+	p = cmp_mwu_p(a, n, b, n);
+	CHECK(p > 0 && p <= CMP_P_MIN);
+	/* 60 vs 60, separated: the normal tail from erfc, not 1 - cdf */
+	p = cmp_mwu_p(a, 60, b, 60);
+	CHECK(p > 1e-22 && p < 1e-19);
+	free(a);
+	free(b);
+}
+
+/* The median of all pairwise differences, by brute force. */
+static double
+hl_brute(const double *a, size_t na, const double *b, size_t nb)
+{
+	double *d = malloc(na * nb * sizeof(double)), m;
+	size_t i, j, k = 0;
+
+	for (i = 0; i < na; i++)
+		for (j = 0; j < nb; j++)
+			d[k++] = b[j] - a[i];
+	m = stats_median(d, k);
+	free(d);
+	return m;
+}
+
 static void
 test_hl(void)
 {
 	double a[] = { 1, 2, 3 }, b[] = { 11, 12, 13, 14 };
+	double x[200], y[200];
+	struct rng g;
+	int trial, bad = 0;
 
 	/* pairwise differences 8..13; their median is 10.5 */
 	CHECK_NEAR(cmp_hl_shift(a, 3, b, 4), 10.5, 1e-12);
 	CHECK_NEAR(cmp_hl_shift(b, 4, a, 3), -10.5, 1e-12);
+	CHECK(isnan(cmp_hl_shift(a, 0, b, 4)));
+	/* Random sizes and values, many ties (small integers), mixed
+	 * signs, irrational steps: equal to the brute force, bit for bit. */
+	rng_seed(&g, 42);
+	for (trial = 0; trial < 400; trial++) {
+		size_t na = 1 + rng_below(&g, 60), nb = 1 + rng_below(&g, 60), i;
+		int kind = trial % 4;
+
+		for (i = 0; i < na + nb; i++) {
+			double v = kind == 0 ? (double)rng_below(&g, 5) :
+				   kind == 1 ? 100 * rng_normal(&g) :
+				   kind == 2 ? (double)rng_below(&g, 7) * 0.1 - 0.3 :
+				   1e6 * rng_uniform(&g);
+			if (i < na)
+				x[i] = v;
+			else
+				y[i - na] = v;
+		}
+		if (cmp_hl_shift(x, na, y, nb) != hl_brute(x, na, y, nb))
+			bad++;
+	}
+	CHECK(bad == 0);
+	x[0] = NAN;
+	CHECK(isnan(cmp_hl_shift(x, 3, y, 3)));
+}
+
+/* Selection gives the sorted order's element, whatever the input. */
+static void
+test_select(void)
+{
+	double x[300], s[300], c[300];
+	struct rng g;
+	int trial, bad = 0;
+
+	rng_seed(&g, 9);
+	for (trial = 0; trial < 300; trial++) {
+		size_t n = 1 + rng_below(&g, 300), i, k = rng_below(&g, n);
+
+		for (i = 0; i < n; i++)
+			x[i] = trial % 3 == 0 ? (double)rng_below(&g, 4) :
+			       trial % 3 == 1 ? (double)i :    /* sorted */
+			       rng_normal(&g);
+		memcpy(s, x, n * sizeof(double));
+		stats_sort(s, n);
+		memcpy(c, x, n * sizeof(double));
+		if (stats_select(c, n, k) != s[k] || c[k] != s[k])
+			bad++;
+		memcpy(c, x, n * sizeof(double));
+		if (stats_median_inplace(c, n) !=
+		    (n % 2 ? s[n / 2] : s[n / 2 - 1] / 2 + s[n / 2] / 2))
+			bad++;
+	}
+	CHECK(bad == 0);
+	CHECK(isnan(stats_median_inplace(x, 0)));
 }
 
 /* n processes of r samples: mean m, process offsets, within noise. */
 static void
-make_side(struct cmp_side *s, struct cmp_rng *g, int k, int r, double m,
+make_side(struct cmp_side *s, struct rng *g, int k, int r, double m,
 	  double between, double within, int64_t id0)
 {
 	double x[64];
 	int i, j;
 
 	for (i = 0; i < k; i++) {
-		double p = m * exp(between * cmp_rng_normal(g));
+		double p = m * exp(between * rng_normal(g));
 
 		for (j = 0; j < r; j++)
-			x[j] = p * (1 + within * cmp_rng_normal(g));
+			x[j] = p * (1 + within * rng_normal(g));
 		cmp_side_add(s, id0 + i, x, (size_t)r);
 	}
 }
@@ -65,11 +173,11 @@ static void
 test_bootstrap_seeded(void)
 {
 	struct cmp_side a = { 0 }, b = { 0 };
-	struct cmp_rng g;
+	struct rng g;
 	struct cmp_opts o = CMP_OPTS_INIT;
 	struct cmp_result r1, r2, r3;
 
-	cmp_rng_seed(&g, 7);
+	rng_seed(&g, 7);
 	make_side(&a, &g, 3, 10, 100, 0.03, 0.05, 1);
 	make_side(&b, &g, 3, 10, 80, 0.03, 0.05, 10);
 	CHECK(cmp_compute(&a, &b, &o, &r1) == 0);
@@ -102,7 +210,7 @@ test_cv(void)
 	cmp_side_cv(&s, &w, &bt);
 	CHECK_NEAR(w, 0.1, 1e-12);
 	/* log medians differ by log 2: sd = log2/sqrt2; minus pi/2*0.01/3 */
-	CHECK_NEAR(bt, sqrt(log(2) * log(2) / 2 - 3.14159265358979 / 2 * 0.01 / 3), 1e-9);
+	CHECK_NEAR(bt, sqrt(log(2) * log(2) / 2 - acos(-1.0) / 2 * 0.01 / 3), 1e-9);
 	cmp_side_release(&s);
 }
 
@@ -128,11 +236,11 @@ static void
 test_calibrated_floor(void)
 {
 	struct cmp_side a = { 0 }, b = { 0 };
-	struct cmp_rng g;
+	struct rng g;
 	struct cmp_opts o = CMP_OPTS_INIT;
 	struct cmp_result r0, r1;
 
-	cmp_rng_seed(&g, 3);
+	rng_seed(&g, 3);
 	make_side(&a, &g, 1, 10, 100, 0, 0.01, 1);
 	make_side(&b, &g, 1, 10, 100, 0, 0.01, 2);
 	o.between_cv = 0;
@@ -189,11 +297,11 @@ test_gate(void)
 static void
 test_aa_rate(void)
 {
-	struct cmp_rng g;
+	struct rng g;
 	struct cmp_opts o = CMP_OPTS_INIT;
 	int i, alarms = 0, trials = 200;
 
-	cmp_rng_seed(&g, 11);
+	rng_seed(&g, 11);
 	o.boot = 400;
 	o.between_cv = 0.05;
 	for (i = 0; i < trials; i++) {
@@ -212,16 +320,102 @@ test_aa_rate(void)
 	CHECK(alarms <= 4);
 }
 
+/*
+ * Fail closed (issue 11): a NaN or infinite statistic never passes.
+ * The old code passed a NaN se in detect mode, because "z·se > t" (below
+ * the floor) is false for NaN.
+ */
+static void
+test_gate_nonfinite(void)
+{
+	struct cmp_result r = { 0 };
+	struct gate_decision d;
+	const double bad[] = { NAN, INFINITY, -INFINITY };
+	size_t i;
+
+	r.ka = r.kb = 1;
+	for (i = 0; i < 3; i++) {
+		r.ratio = 0.8;
+		r.ci_lo = 0.7;
+		r.ci_hi = 0.9;
+		r.se = bad[i];
+		gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+		CHECK(d.verdict == GATE_INCONCLUSIVE && d.invalid);
+		gate_decide(&r, 0.05, 0.005, GATE_PROVE, &d);
+		CHECK(d.verdict == GATE_INCONCLUSIVE && d.invalid);
+		r.se = 0.01;
+		r.ratio = bad[i];
+		gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+		CHECK(d.verdict == GATE_INCONCLUSIVE && d.invalid);
+		r.ratio = 1;
+		r.ci_hi = bad[i];
+		gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+		CHECK(d.verdict == GATE_INCONCLUSIVE && d.invalid);
+	}
+	r.ratio = 1;
+	r.ci_lo = 0.99;
+	r.ci_hi = 1.01;
+	r.se = 0.001;
+	gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+	CHECK(d.verdict == GATE_PASS && !d.invalid);
+	r.se = -1;
+	gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+	CHECK(d.verdict == GATE_INCONCLUSIVE && d.invalid);
+}
+
+/*
+ * The case of issue 11: two huge but finite samples in a one-process
+ * baseline and a real 20 % slowdown. The sums of the spread overflowed
+ * to NaN and the gate said PASS "within the 5% threshold".
+ */
+static void
+test_gate_huge_samples(void)
+{
+	double a[] = { 100, 101, 99, 100.5, 99.5, 100.2, 99.8, 100.1,
+		       1e308, 1.5e308 };
+	double b[] = { 80, 81, 79, 80.5, 79.5, 80.2, 79.8, 80.1, 80.3, 79.9 };
+	struct cmp_side sa = { 0 }, sb = { 0 };
+	struct cmp_opts o = CMP_OPTS_INIT;
+	struct cmp_result r;
+	struct gate_decision d;
+	double w, bt;
+	int i;
+
+	cmp_side_add(&sa, 1, a, 10);
+	cmp_side_add(&sb, 2, b, 10);
+	cmp_side_cv(&sa, &w, &bt);
+	CHECK(isfinite(w) && w > 1);
+	CHECK(cmp_compute(&sa, &sb, &o, &r) == 0);
+	CHECK(isfinite(r.within_cv) && isfinite(r.hl) && isfinite(r.p_mwu));
+	CHECK_NEAR(r.ratio, 80.05 / 100.15, 1e-12);
+	gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+	CHECK(d.verdict != GATE_PASS);
+	for (i = 0; i < 20; i++) {       /* whatever the seed */
+		o.seed = (uint64_t)i + 2;
+		CHECK(cmp_compute(&sa, &sb, &o, &r) == 0);
+		gate_decide(&r, 0.05, 0.005, GATE_DETECT, &d);
+		CHECK(d.verdict != GATE_PASS);
+		gate_decide(&r, 0.05, 0.005, GATE_PROVE, &d);
+		CHECK(d.verdict != GATE_PASS);
+	}
+	cmp_side_release(&sa);
+	cmp_side_release(&sb);
+}
+
 static const struct test_case tests[] = {
 	{ "normal cdf and quantile", test_normal },
 	{ "mann-whitney u", test_mwu },
-	{ "hodges-lehmann", test_hl },
+	{ "mann-whitney u: never 0", test_mwu_never_zero },
+	{ "hodges-lehmann against brute force", test_hl },
+	{ "selection", test_select },
 	{ "seeded hierarchical bootstrap", test_bootstrap_seeded },
 	{ "within and between cv", test_cv },
 	{ "identical processes", test_paired },
 	{ "calibrated floor for one process", test_calibrated_floor },
 	{ "gate decisions", test_gate },
 	{ "a/a false alarms", test_aa_rate },
+	{ "gate fails closed on non-finite statistics", test_gate_nonfinite },
+	{ "gate: huge samples never pass a slowdown", test_gate_huge_samples },
 };
 
 TEST_MAIN(tests)
