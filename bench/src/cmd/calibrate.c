@@ -97,27 +97,16 @@ static const char *const sim_cols[] = {
 };
 
 /*
- * Runs the plan at plan_path as one session labelled label, through the
- * run command; its exit code.
+ * Runs the plan at plan_path as one session labelled label (run_session()
+ * through the run engine's command helper); its exit code.
  */
 static int
 calibrate_run_plan(struct cmd_ctx *ctx, const char *plan_path,
 		   const char *label)
 {
-	/* TODO(run_session) */
-	char *rargv[5];
-	int rc;
+	struct cmd_run_args a = { .label = label, .seed = -1 };
 
-	rargv[0] = "run";
-	rargv[1] = "--label";
-	rargv[2] = (char *)label;
-	rargv[3] = (char *)plan_path;
-	rargv[4] = NULL;
-	cmd_getopt_reset();
-	ctx->cmd = &cmd_run;
-	rc = cmd_run.fn(4, rargv, ctx);
-	ctx->cmd = &cmd_calibrate;
-	return rc;
+	return cmd_run_plan(ctx, plan_path, &a);
 }
 
 /* "K=1: 3/50; K=3: 0/50" of the counts that ran (>= 0). */

@@ -35,7 +35,6 @@ struct command {
 	const char *epilogue;     /* after the options (exit codes), or NULL */
 	int min_args, max_args;   /* positional arguments; max_args -1: any */
 	const struct command *const *subs;  /* subcommands, NULL-terminated */
-	const char *legacy_usage; /* transitional: the whole help text */
 };
 
 extern const char *shimbench_version;
@@ -76,21 +75,23 @@ struct buf;
 int cmd_write_bundle(struct store *s, int64_t sid, const char *dir,
 		     unsigned flags, struct buf *md_out);
 
+/*
+ * Runs the plan at plan_path through run_session(): stores the session,
+ * writes its bundle, prints progress and the report; returns the exit
+ * code of `shimbench run`. Shared by run and calibrate PLAN.
+ */
+struct cmd_run_args {
+	const char *bundle;       /* NULL: evidence/session-N[-k] */
+	const char *models_dir, *label;
+	long seed;                /* < 0: the plan's, else the clock */
+	int strict, force;
+};
+int cmd_run_plan(struct cmd_ctx *ctx, const char *plan_path,
+		 const struct cmd_run_args *a);
+
 /* Prints "error: MSG" and "see 'shimbench NAME --help'"; EXIT_USAGE. */
 int cmd_usage_error(const struct cmd_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-
-/*
- * Transitional, for handlers not yet on cmd_parse(): getopt reset, help
- * from a usage text, usage errors by command name.
- */
-void cmd_getopt_reset(void);
-int cmd_help(const char *usage);
-int cmd_usage_error_name(const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-#define LEGACY_COMMAND(NAME, SUMMARY, FN, USAGE) \
-	const struct command cmd_##NAME = { .name = #NAME, .fn = FN, \
-		.summary = SUMMARY, .legacy_usage = USAGE, .max_args = -1 }
 
 extern const struct command cmd_doctor, cmd_run, cmd_export, cmd_sessions,
 	cmd_import, cmd_report, cmd_compare, cmd_gate, cmd_history,

@@ -72,10 +72,6 @@ cmd_usage(const struct command *c, struct buf *out)
 {
 	size_t i;
 
-	if (c->legacy_usage) {
-		buf_adds(out, c->legacy_usage);
-		return;
-	}
 	if (c->subs) {
 		for (i = 0; c->subs[i]; i++)
 			buf_addf(out, "%s shimbench %s %s\n", i ? "      " :
@@ -181,38 +177,6 @@ cmd_dispatch(int argc, char **argv, struct cmd_ctx *ctx)
 	return sub->fn(argc - 1, argv + 1, ctx);
 }
 
-#include <getopt.h>
-
-void
-cmd_getopt_reset(void)
-{
-	optind = 1;
-	opterr = 0;
-#if defined(__APPLE__) || defined(__FreeBSD__)
-	optreset = 1;
-#endif
-}
-
-int
-cmd_help(const char *usage)
-{
-	fputs(usage, stdout);
-	return EXIT_OK;
-}
-
-int
-cmd_usage_error_name(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nsee 'shimbench %s --help'\n", name);
-	return EXIT_USAGE;
-}
-
 int
 cmd_open_existing_store(const struct cmd_ctx *ctx, struct store **s)
 {
@@ -285,7 +249,5 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	ctx.cmd = cmd;
-	if (cmd->legacy_usage)
-		cmd_getopt_reset();
 	return cmd->fn(argc - i, argv + i, &ctx);
 }

@@ -16,13 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-struct run_cli {
-	const char *bundle, *models_dir, *label;
-	long seed;
-	int strict, force;
-};
-
-#define RO struct run_cli
+#define RO struct cmd_run_args
 static const struct opt run_cli_opts[] = {
 	OPT_S("bundle", 'b', RO, bundle, "DIR",
 	      "where to write the evidence bundle (new or empty; default "
@@ -162,16 +156,6 @@ final_bundle_dir(const char *tmp, int64_t sid)
 
 /* ---- the command -------------------------------------------------------------------- */
 
-static uint64_t
-pick_seed(const struct run_cli *o, const struct plan *p)
-{
-	if (o->seed >= 0)
-		return (uint64_t)o->seed;
-	if (p->seed_given)
-		return p->seed;
-	return (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-}
-
 static int
 exit_of(int rc)
 {
@@ -221,37 +205,21 @@ conclude(struct cmd_ctx *ctx, struct store *s, struct run_summary *sum,
 	return ret;
 }
 
-static int
-run_main(int argc, char **argv, struct cmd_ctx *ctx)
+int
+cmd_run_plan(struct cmd_ctx *ctx, const char *plan_path,
+	     const struct cmd_run_args *a)
 {
-	struct run_cli o = { .seed = -1 };
 	struct progress pg = { ctx->quiet, isatty(2) };
 	struct run_opts ro = { 0 };
 	struct run_summary sum = { 0 };
 	struct plan plan = { 0 };
 	struct store *s = NULL;
-	const char **args = NULL;
 	char *tmp_dir = NULL;
-	size_t nargs;
-	int rc, ret = EXIT_OK;
+	int rc, ret;
 
-	rc = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
-	if (rc)
-		return rc < 0 ? EXIT_USAGE : EXIT_OK;
-	if (o.force && !o.bundle) {
-		ret = cmd_usage_error(ctx, "--force goes with --bundle DIR");
-		goto cleanup;
-	}
-	if (o.bundle && !o.force && dir_is_empty(o.bundle) != 1) {
-		ret = cmd_usage_error(ctx, "bundle directory '%s' is not empty; "
-				      "give a new one (or --force)", o.bundle);
-		goto cleanup;
-	}
-	if (plan_load(args[0], o.models_dir, &plan) < 0) {
-		ret = EXIT_USAGE;
-		goto cleanup;
-	}
-	if (!o.bundle && !(tmp_dir = temp_bundle_dir())) {
+	if (plan_load(plan_path, a->models_dir, &plan) < 0)
+		return EXIT_USAGE;
+	if (!a->bundle && !(tmp_dir = temp_bundle_dir())) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
@@ -259,11 +227,12 @@ run_main(int argc, char **argv, struct cmd_ctx *ctx)
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
-	ro.source = args[0];
-	ro.bundle_dir = o.bundle ? o.bundle : tmp_dir;
-	ro.label = o.label;
-	ro.strict = o.strict;
-	ro.seed = pick_seed(&o, &plan);
+	ro.source = plan_path;
+	ro.bundle_dir = a->bundle ? a->bundle : tmp_dir;
+	ro.label = a->label;
+	ro.strict = a->strict;
+	ro.seed = a->seed >= 0 ? (uint64_t)a->seed : plan.seed_given ?
+		plan.seed : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	ro.progress = on_event;
 	ro.progress_ctx = &pg;
 	rc = run_session(s, &plan, &ro, &sum);
@@ -278,6 +247,27 @@ cleanup:
 	store_close(s);
 	plan_free(&plan);
 	free(tmp_dir);
+	return ret;
+}
+
+static int
+run_main(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	struct cmd_run_args o = { .seed = -1 };
+	const char **args = NULL;
+	size_t nargs;
+	int rc, ret;
+
+	rc = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
+	if (rc)
+		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	if (o.force && !o.bundle)
+		ret = cmd_usage_error(ctx, "--force goes with --bundle DIR");
+	else if (o.bundle && !o.force && dir_is_empty(o.bundle) != 1)
+		ret = cmd_usage_error(ctx, "bundle directory '%s' is not empty; "
+				      "give a new one (or --force)", o.bundle);
+	else
+		ret = cmd_run_plan(ctx, args[0], &o);
 	free(args);
 	return ret;
 }
