@@ -5,6 +5,7 @@
 #include "base/files.h"
 #include "base/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -154,4 +155,20 @@ tool_data_path(const char *rel)
 		free(dir);
 	}
 	return xstrdup(rel);
+}
+
+int
+dir_is_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int empty = 1;
+
+	if (!d)
+		return errno == ENOENT ? 1 : -1;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	return empty;
 }

@@ -17,6 +17,9 @@ int mkdir_p(const char *dir);
 int file_exists(const char *path);
 /* Returns 1 when path is a directory. */
 int dir_exists(const char *path);
+/* 1 when dir is empty or does not exist, 0 when it holds an entry,
+ * -1 when it cannot be read. */
+int dir_is_empty(const char *dir);
 
 /*
  * The directory of the running executable (via /proc/self/exe on Linux,

@@ -89,6 +89,13 @@ struct cmd_run_args {
 int cmd_run_plan(struct cmd_ctx *ctx, const char *plan_path,
 		 const struct cmd_run_args *a);
 
+/* The run engine's progress callback (cmd/progress.c); ctx is this. */
+struct cmd_progress {
+	int quiet, tty;
+};
+struct run_event;
+void cmd_run_progress(void *ctx, const struct run_event *e);
+
 /* Prints "error: MSG" and "see 'shimbench NAME --help'"; EXIT_USAGE. */
 int cmd_usage_error(const struct cmd_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -7,12 +7,10 @@
 #include "base/files.h"
 #include "base/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,125 +32,6 @@ static const struct opt run_cli_opts[] = {
 	OPT_END
 };
 #undef RO
-
-/* ---- progress ------------------------------------------------------------------ */
-
-struct progress {
-	int quiet, tty;
-};
-
-static void
-fmt_secs(char *out, size_t size, double s)
-{
-	int t = (int)(s + 0.5);
-
-	snprintf(out, size, "%d:%02d", t / 60, t % 60);
-}
-
-static void
-on_event(void *ctx, const struct run_event *e)
-{
-	const struct progress *pg = ctx;
-	char el[16], left[16];
-
-	if (pg->quiet)
-		return;
-	switch (e->kind) {
-	case RUN_EV_NOTE:
-		fprintf(stderr, "%s\n", e->text);
-		break;
-	case RUN_EV_SESSION:
-		fprintf(stderr, "session %lld: %zu processes, %s\n",
-			(long long)e->session, e->total, e->text);
-		break;
-	case RUN_EV_BEGIN:
-	case RUN_EV_TICK:
-		if (!pg->tty)
-			break;
-		fmt_secs(el, sizeof(el), e->elapsed);
-		fmt_secs(left, sizeof(left), e->eta > 0 ? e->eta : 0);
-		fprintf(stderr, "\r\033[K[%zu/%zu] %s · %s · round %d · %s "
-			"elapsed%s%s", e->seq, e->total, e->variant, e->model,
-			e->round + 1, el, e->eta >= 0 ? " · ~" : "",
-			e->eta >= 0 ? left : "");
-		if (e->eta >= 0)
-			fputs(" left", stderr);
-		fflush(stderr);
-		break;
-	case RUN_EV_END:
-		if (pg->tty)
-			fputs("\r\033[K", stderr);
-		fprintf(stderr, "run %zu/%zu: variant %s, model %s: %s%s%s "
-			"(%.1f s)\n", e->seq, e->total, e->variant, e->model,
-			e->status, e->verification ? ", " : "",
-			e->verification ? e->verification : "", e->wall);
-		break;
-	}
-}
-
-/* ---- the bundle directory ---------------------------------------------------------- */
-
-static int
-dir_is_empty(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int empty = 1;
-
-	if (!d)
-		return errno == ENOENT ? 1 : -1;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			empty = 0;
-	closedir(d);
-	return empty;
-}
-
-/* A private directory beside the default bundles, renamed at the end. */
-static char *
-temp_bundle_dir(void)
-{
-	char *tmpl;
-
-	if (mkdir_p("evidence") < 0)
-		return NULL;
-	tmpl = xstrdup("evidence/.run-XXXXXX");
-	if (!mkdtemp(tmpl)) {
-		error("cannot create a directory in 'evidence': %s",
-		      strerror(errno));
-		free(tmpl);
-		return NULL;
-	}
-	return tmpl;
-}
-
-/* Renames the temporary bundle to the first free evidence/session-N[-k]. */
-static char *
-final_bundle_dir(const char *tmp, int64_t sid)
-{
-	char *name = NULL;
-	int k;
-
-	for (k = 1; k < 1000; k++) {
-		free(name);
-		name = k == 1 ? xstrfmt("evidence/session-%lld", (long long)sid) :
-			xstrfmt("evidence/session-%lld-%d", (long long)sid, k);
-		if (mkdir(name, 0777) < 0) {
-			if (errno == EEXIST)
-				continue;
-			break;
-		}
-		/* rename() replaces the empty directory just made: ours */
-		if (rename(tmp, name) == 0)
-			return name;
-		rmdir(name);
-		break;
-	}
-	warning("cannot rename '%s' to a session directory: %s; the bundle "
-		"stays there", tmp, strerror(errno));
-	free(name);
-	return xstrdup(tmp);
-}
 
 /* ---- the command -------------------------------------------------------------------- */
 
@@ -183,7 +62,7 @@ conclude(struct cmd_ctx *ctx, struct store *s, struct run_summary *sum,
 		store_session_finish(s, sum->session_id, "failed");
 		ret = EXIT_ENV;
 	} else {
-		final = tmp_dir ? final_bundle_dir(tmp_dir, sum->session_id) :
+		final = tmp_dir ? bundle_settle(tmp_dir, "evidence", sum->session_id) :
 			xstrdup(dir);
 		if (!ctx->quiet)
 			fprintf(stderr, "evidence bundle: %s\n", final);
@@ -209,7 +88,7 @@ int
 cmd_run_plan(struct cmd_ctx *ctx, const char *plan_path,
 	     const struct cmd_run_args *a)
 {
-	struct progress pg = { ctx->quiet, isatty(2) };
+	struct cmd_progress pg = { ctx->quiet, isatty(2) };
 	struct run_opts ro = { 0 };
 	struct run_summary sum = { 0 };
 	struct plan plan = { 0 };
@@ -219,7 +98,7 @@ cmd_run_plan(struct cmd_ctx *ctx, const char *plan_path,
 
 	if (plan_load(plan_path, a->models_dir, &plan) < 0)
 		return EXIT_USAGE;
-	if (!a->bundle && !(tmp_dir = temp_bundle_dir())) {
+	if (!a->bundle && !(tmp_dir = bundle_tmpdir("evidence"))) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
@@ -233,7 +112,7 @@ cmd_run_plan(struct cmd_ctx *ctx, const char *plan_path,
 	ro.strict = a->strict;
 	ro.seed = a->seed >= 0 ? (uint64_t)a->seed : plan.seed_given ?
 		plan.seed : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	ro.progress = on_event;
+	ro.progress = cmd_run_progress;
 	ro.progress_ctx = &pg;
 	rc = run_session(s, &plan, &ro, &sum);
 	if (sum.session_id)

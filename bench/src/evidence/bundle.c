@@ -1212,3 +1212,50 @@ cleanup:
 	buf_release(&text);
 	return ret;
 }
+
+/* ---- where run bundles go ------------------------------------------------- */
+
+char *
+bundle_tmpdir(const char *parent)
+{
+	char *tmpl;
+
+	if (mkdir_p(parent) < 0)
+		return NULL;
+	tmpl = xstrfmt("%s/.run-XXXXXX", parent);
+	if (!mkdtemp(tmpl)) {
+		error("cannot create a directory in '%s': %s", parent,
+		      strerror(errno));
+		free(tmpl);
+		return NULL;
+	}
+	return tmpl;
+}
+
+char *
+bundle_settle(const char *tmp, const char *parent, int64_t sid)
+{
+	char *name = NULL;
+	int k;
+
+	for (k = 1; k < 1000; k++) {
+		free(name);
+		name = k == 1 ?
+			xstrfmt("%s/session-%lld", parent, (long long)sid) :
+			xstrfmt("%s/session-%lld-%d", parent, (long long)sid, k);
+		if (mkdir(name, 0777) < 0) {
+			if (errno == EEXIST)
+				continue;
+			break;
+		}
+		/* rename() replaces the empty directory just made: ours */
+		if (rename(tmp, name) == 0)
+			return name;
+		rmdir(name);
+		break;
+	}
+	warning("cannot rename '%s' to a session directory: %s; the bundle "
+		"stays there", tmp, strerror(errno));
+	free(name);
+	return xstrdup(tmp);
+}

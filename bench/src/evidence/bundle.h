@@ -14,6 +14,7 @@
  */
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct session_data;
 struct buf;
@@ -75,5 +76,16 @@ enum {
  */
 int bundle_write(const char *dir, const struct session_data *d,
 		 const struct bundle_tables *t, unsigned flags);
+
+/*
+ * Where a run's bundle goes by default: a private PARENT/.run-XXXXXX made
+ * before the session exists (caller frees), then renamed to the first free
+ * PARENT/session-N, session-N-2, ... once the session id is known, so a
+ * bundle never lands in, or over, another store's session directory.
+ * bundle_settle() returns the final name (tmp itself when the rename
+ * failed, with a warning; caller frees).
+ */
+char *bundle_tmpdir(const char *parent);
+char *bundle_settle(const char *tmp, const char *parent, int64_t sid);
 
 #endif
