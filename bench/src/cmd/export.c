@@ -5,6 +5,7 @@
 #include "evidence/bundle.h"
 #include "evidence/runrec.h"
 #include "evidence/store.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -79,6 +80,11 @@ export_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (parse_long(args[0], &sid) < 0 || sid <= 0) {
 		ret = cmd_usage_error(ctx, "'%s' is not a session number",
 				      args[0]);
+		goto cleanup;
+	}
+	if (!o.force && dir_is_empty(args[1]) != 1) {
+		ret = cmd_usage_error(ctx, "'%s' is not empty; give a new "
+				      "directory (or --force)", args[1]);
 		goto cleanup;
 	}
 	if (cmd_open_existing_store(ctx, &s) < 0) {

@@ -444,15 +444,18 @@ proc_status(const struct proc *pr, int write_failed, struct buf *err)
 	return "ok";
 }
 
-/* Reads back what really reached a raw file (the whole stream). */
+/*
+ * Reads back what really reached a raw file (the whole stream); a file
+ * that was never written is recorded as empty, never as absent.
+ */
 static void
 read_back(const char *path, struct rec_blob *b, char **sha)
 {
 	struct buf data = BUF_INIT;
 	char hex[65];
 
-	if (!file_exists(path) || buf_read_file(&data, path) < 0)
-		return;
+	if (file_exists(path) && buf_read_file(&data, path) < 0)
+		buf_reset(&data);
 	hash_buf_sha256(data.buf, data.len, hex);
 	b->n = data.len;
 	b->p = buf_detach(&data, NULL);
@@ -526,9 +529,13 @@ derive(struct state *st, const struct job *j, struct run_data *rd,
 		r->probe_expect_json = xstrdup(v->probe_expect ?
 					       v->probe_expect : "null");
 		if (st->probe_rel[j->variant]) {
+			char hex[65];
+
 			r->probe_path = xstrdup(st->probe_rel[j->variant]);
 			r->probe_text = rec_blob_dup(st->probe[j->variant].p,
 						     st->probe[j->variant].n);
+			hash_buf_sha256(r->probe_text.p, r->probe_text.n, hex);
+			r->probe_sha256 = xstrdup(hex);
 		}
 	}
 	derive_verification(rd);
@@ -736,10 +743,20 @@ finish(struct state *st, int store_failed)
 	if (store_session_finish(st->s, st->sum->session_id,
 				 st->sum->status) < 0)
 		ret = -1;
-	/* The content hash makes an import of this session's bundle a no-op. */
+	/*
+	 * The content hash makes an import of this session's bundle a no-op.
+	 * Another session with the same content (every process failing alike,
+	 * say) already answers for it: then this one keeps none.
+	 */
 	if (store_session_load(st->s, st->sum->session_id, &d) == 0) {
+		int64_t other;
+		int rc;
+
 		bundle_content_hash(&d, id);
-		if (store_session_set_hash(st->s, st->sum->session_id, id) < 0)
+		rc = store_session_find_hash(st->s, id, &other);
+		if (rc < 0 || (rc == 0 &&
+			       store_session_set_hash(st->s, st->sum->session_id,
+						      id) < 0))
 			ret = -1;
 		session_data_release(&d);
 	} else {
