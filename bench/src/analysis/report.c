@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/report.h"
+#include "analysis/provenance.h"
 #include "evidence/store.h"
 #include "base/util.h"
 
@@ -128,6 +129,10 @@ report_build(struct store *s, const struct selection *sel, struct report *out)
 		w->tampered |= r->session_tampered;
 		cell_add(cell_for(w, r), r, 1);
 	}
+	if (provenance_from_results(s, rows, n, &out->prov) < 0) {
+		store_results_free(rows, n);
+		return -1;
+	}
 	store_results_free(rows, n);
 	for (i = 0; i < out->n; i++) {
 		struct rep_workload *w = &out->w[i];
@@ -167,6 +172,7 @@ report_release(struct report *r)
 	}
 	free(r->w);
 	free(r->ex);
+	provenance_free(r->prov);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -38,11 +38,14 @@ struct rep_excluded {
 	char *variant, *workload, *reason;
 };
 
+struct provenance;
+
 struct report {
 	struct rep_workload *w;
 	size_t n;
 	struct rep_excluded *ex;
 	size_t nex;
+	struct provenance *prov;    /* who and what was measured (owned) */
 };
 
 int report_build(struct store *s, const struct selection *sel,
