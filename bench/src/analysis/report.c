@@ -29,7 +29,12 @@ cell_add(struct rep_cell *c, const struct store_result *r, int new_run)
 	c->ts = xrealloc(c->ts, (c->n + r->n + 1) * sizeof(double));
 	memcpy(c->ts + c->n, r->ts, r->n * sizeof(double));
 	c->n += r->n;
-	c->runs += new_run;
+	if (new_run || !c->runs) {
+		c->run_n = xrealloc(c->run_n, (c->runs + 1) * sizeof(size_t));
+		c->run_n[c->runs++] = r->n;
+	} else {
+		c->run_n[c->runs - 1] += r->n;
+	}
 }
 
 static void
@@ -38,6 +43,7 @@ cell_release(struct rep_cell *c)
 	free(c->variant);
 	free(c->role);
 	free(c->ts);
+	free(c->run_n);
 }
 
 static struct rep_workload *

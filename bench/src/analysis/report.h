@@ -22,6 +22,7 @@ struct rep_cell {
 	double *ts;
 	size_t n;
 	int runs;
+	size_t *run_n;          /* samples of each run, in ts order */
 	struct summary sum;     /* sum.n == 0: no data */
 };
 
