@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/render.h"
+#include "analysis/provenance.h"
 #include "analysis/report.h"
 #include "base/json.h"
 #include "base/util.h"
@@ -430,6 +431,8 @@ render_md(const struct report *r, struct buf *out)
 				 r->ex[i].variant, r->ex[i].workload,
 				 r->ex[i].reason);
 	}
+	buf_addch(out, '\n');
+	provenance_render_md(r->prov, NULL, 2, out);
 }
 
 static void
@@ -504,6 +507,8 @@ render_json(const struct report *r, struct buf *out)
 		jw_end(&w);
 	}
 	jw_end(&w);
+	jw_key(&w, "provenance");
+	provenance_json(r->prov, &w);
 	jw_end(&w);
 	buf_addch(out, '\n');
 }

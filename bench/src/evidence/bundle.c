@@ -1188,6 +1188,10 @@ bundle_write(const char *dir, const struct session_data *d,
 	buf_adds(&text, t && t->results_csv ? t->results_csv : "");
 	if (write_member(&wr, "results.csv", text.buf, text.len, NULL) < 0)
 		goto cleanup;
+	for (i = 0; t && i < t->nfiles; i++)
+		if (write_member(&wr, t->files[i].name, t->files[i].data,
+				 t->files[i].len, NULL) < 0)
+			goto cleanup;
 	buf_reset(&text);
 	buf_addf(&text, "# shimbench evidence bundle: session %lld\n\n"
 		 "Raw llama-bench output (jsonl) and stderr per process, "

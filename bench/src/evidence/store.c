@@ -1767,3 +1767,98 @@ store_sqlite_version(void)
 {
 	return sqlite3_libversion();
 }
+
+/* ---- provenance ----------------------------------------------------------- */
+
+int
+store_run_facts(struct store *s, const int64_t *ids, size_t n,
+		struct store_run_facts **out)
+{
+	struct store_run_facts *v = xcalloc(n ? n : 1, sizeof(*v));
+	sqlite3_stmt *st;
+	size_t i;
+	int rc = SQLITE_DONE;
+
+	op_begin(s);
+	*out = NULL;
+	st = prepare(s,
+		"SELECT r.id, r.session_id, coalesce(r.environment_id, 0),"
+		" r.target, r.variant, r.role, r.runtime, coalesce(r.model, ''),"
+		" coalesce(r.model_label, r.model, ''),"
+		" coalesce(r.model_sha256, a.sha256, ''), coalesce(a.path, ''),"
+		" coalesce(r.started_at, ''), r.status, r.verification"
+		" FROM runs r LEFT JOIN artifacts a ON a.id=r.artifact_id"
+		" WHERE r.id=?1");
+	if (!st) {
+		free(v);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		struct store_run_facts *f = &v[i];
+		int k;
+
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, ids[i]);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_DONE) {
+			f->target = xstrdup("");
+			f->variant = xstrdup("");
+			f->role = xstrdup("");
+			f->runtime = xstrdup("");
+			f->model = xstrdup("");
+			f->model_label = xstrdup("");
+			f->model_sha256 = xstrdup("");
+			f->model_file = xstrdup("");
+			f->started_at = xstrdup("");
+			f->status = xstrdup("");
+			f->verification = xstrdup("");
+			continue;
+		}
+		if (rc != SQLITE_ROW)
+			break;
+		k = 0;
+		f->id = sqlite3_column_int64(st, k++);
+		f->session_id = sqlite3_column_int64(st, k++);
+		f->environment_id = sqlite3_column_int64(st, k++);
+		f->target = col_text(st, k++);
+		f->variant = col_text(st, k++);
+		f->role = col_text(st, k++);
+		f->runtime = col_text(st, k++);
+		f->model = col_text(st, k++);
+		f->model_label = col_text(st, k++);
+		f->model_sha256 = col_text(st, k++);
+		f->model_file = col_text(st, k++);
+		f->started_at = col_text(st, k++);
+		f->status = col_text(st, k++);
+		f->verification = col_text(st, k++);
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_run_facts_free(v, i);
+		return db_error(s, "read run facts");
+	}
+	*out = v;
+	return 0;
+}
+
+void
+store_run_facts_free(struct store_run_facts *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; f && i < n; i++) {
+		free(f[i].target);
+		free(f[i].variant);
+		free(f[i].role);
+		free(f[i].runtime);
+		free(f[i].model);
+		free(f[i].model_label);
+		free(f[i].model_sha256);
+		free(f[i].model_file);
+		free(f[i].started_at);
+		free(f[i].status);
+		free(f[i].verification);
+	}
+	free(f);
+}

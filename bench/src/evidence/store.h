@@ -213,4 +213,25 @@ int store_latest_session_base(struct store *s, const char *base,
 /* The version of the SQLite library linked in ("3.40.1"); static text. */
 const char *store_sqlite_version(void);
 
+/* ---- provenance (analysis/provenance.h) --------------------------------- */
+
+/* What a report says about one run: who, where, when, on which model. */
+struct store_run_facts {
+	int64_t id, session_id, environment_id;
+	char *target, *variant, *role, *runtime;
+	char *model, *model_label;
+	char *model_sha256;   /* the run's, else its artifact's; "" unknown */
+	char *model_file;     /* the artifact's file name; "" unknown */
+	char *started_at;     /* when it was measured (UTC); "" unknown */
+	char *status, *verification;
+};
+/*
+ * The facts of the runs ids[0..n), in that order, into *out (n records;
+ * a run that does not exist has id 0). Free with store_run_facts_free().
+ * 0, or -1 after error().
+ */
+int store_run_facts(struct store *s, const int64_t *ids, size_t n,
+		    struct store_run_facts **out);
+void store_run_facts_free(struct store_run_facts *f, size_t n);
+
 #endif
