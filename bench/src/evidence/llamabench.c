@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/llamabench.h"
+#include "evidence/lbformats.h"
 #include "base/json.h"
 #include "base/util.h"
 
@@ -22,6 +23,71 @@ lb_test_name(long n_prompt, long n_gen, long n_depth, char *out, size_t size)
 		size_t len = strlen(out);
 		snprintf(out + len, size - len, " @ d%ld", n_depth);
 	}
+}
+
+/* Digits at *p into *out (at most INT_MAX); 0, or -1 when none. */
+static int
+read_count(const char **p, long *out)
+{
+	const char *s = *p;
+	long v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		v = v * 10 + (*s - '0');
+		if (v > INT_MAX)
+			return -1;
+	}
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+int
+lb_test_parse(const char *s, long *n_prompt, long *n_gen, long *n_depth)
+{
+	long pp = 0, tg = 0, d = 0;
+
+	if (!strncmp(s, "pp", 2)) {
+		s += 2;
+		if (*s == ' ')
+			s++;
+		if (read_count(&s, &pp) < 0)
+			return -1;
+		if (*s == '+') {
+			if (strncmp(s + 1, "tg", 2))
+				return -1;
+			s += 3;
+			if (*s == ' ')
+				s++;
+			if (read_count(&s, &tg) < 0)
+				return -1;
+		}
+	} else if (!strncmp(s, "tg", 2)) {
+		s += 2;
+		if (*s == ' ')
+			s++;
+		if (read_count(&s, &tg) < 0)
+			return -1;
+	} else {
+		return -1;
+	}
+	while (*s == ' ')
+		s++;
+	if (*s == '@') {
+		s++;
+		while (*s == ' ')
+			s++;
+		if (*s++ != 'd' || read_count(&s, &d) < 0)
+			return -1;
+	}
+	if (*s || pp + tg == 0)
+		return -1;
+	*n_prompt = pp;
+	*n_gen = tg;
+	*n_depth = d;
+	return 0;
 }
 
 /* A string field; numbers and booleans are rendered; "" when absent. */
@@ -61,7 +127,7 @@ what(const struct json *v, char *tmp, size_t size)
  */
 static int
 get_int(const struct json *o, const char *key, int64_t lo, int64_t hi,
-	int64_t *out, const char *name, size_t rowno)
+	int64_t *out, const char *where)
 {
 	const struct json *v = json_get(o, key);
 	char tmp[40];
@@ -69,9 +135,9 @@ get_int(const struct json *o, const char *key, int64_t lo, int64_t hi,
 	if (!v || json_type(v) == JSON_NULL)
 		return 0;
 	if (json_int64(v, lo, hi, out) < 0)
-		return error("'%s' row %zu: %s must be an integer in [%lld, "
-			     "%lld], not %s", name, rowno, key, (long long)lo,
-			     (long long)hi, what(v, tmp, sizeof(tmp)));
+		return error("%s: %s must be an integer in [%lld, %lld], not %s",
+			     where, key, (long long)lo, (long long)hi,
+			     what(v, tmp, sizeof(tmp)));
 	return 1;
 }
 
@@ -132,10 +198,12 @@ flash_attn_of(const struct json *o)
 	return xstrdup("");
 }
 
-static void
-row_release(struct lb_row *r)
+void
+lb_row_release(struct lb_row *r)
 {
 	free(r->build_commit);
+	free(r->type_k);
+	free(r->type_v);
 	free(r->backends);
 	free(r->cpu_info);
 	free(r->gpu_info);
@@ -151,29 +219,27 @@ row_release(struct lb_row *r)
 
 /* The value of one sample (i counts from 0), checked; -1 after error(). */
 static int
-sample_ns(const struct json *v, const char *name, size_t rowno, size_t i,
-	  int64_t *out)
+sample_ns(const struct json *v, const char *where, size_t i, int64_t *out)
 {
 	char tmp[40];
 
 	/* llama-bench prints nanoseconds as unsigned 64-bit integers;
 	 * beyond int64 they cannot be stored, so they are refused. */
 	if (json_int64(v, 1, INT64_MAX, out) < 0)
-		return error("'%s' row %zu: samples_ns[%zu] is %s, not a "
-			     "positive integer below 2^63", name, rowno, i,
+		return error("%s: samples_ns[%zu] is %s, not a positive "
+			     "integer below 2^63", where, i,
 			     what(v, tmp, sizeof(tmp)));
 	return 0;
 }
 
 static int
-sample_ts(const struct json *v, const char *name, size_t rowno, size_t i,
-	  double *out)
+sample_ts(const struct json *v, const char *where, size_t i, double *out)
 {
 	double d = json_num(v);
 
 	if (!isfinite(d) || d <= 0)
-		return error("'%s' row %zu: samples_ts[%zu] is not a positive "
-			     "number", name, rowno, i);
+		return error("%s: samples_ts[%zu] is not a positive number",
+			     where, i);
 	*out = d;
 	return 0;
 }
@@ -184,8 +250,7 @@ sample_ts(const struct json *v, const char *name, size_t rowno, size_t i,
  * both arrays, so a long row costs linear time.
  */
 static int
-parse_samples(const struct json *o, struct lb_row *r, const char *name,
-	      size_t rowno)
+parse_samples(const struct json *o, struct lb_row *r, const char *where)
 {
 	const struct json *ns = json_get(o, "samples_ns");
 	const struct json *ts = json_get(o, "samples_ts");
@@ -194,22 +259,20 @@ parse_samples(const struct json *o, struct lb_row *r, const char *name,
 	size_t nns = 0, nts = 0, n, i;
 
 	if (ns && json_type(ns) != JSON_ARRAY)
-		return error("'%s' row %zu: samples_ns is not an array", name,
-			     rowno);
+		return error("%s: samples_ns is not an array", where);
 	if (ts && json_type(ts) != JSON_ARRAY)
-		return error("'%s' row %zu: samples_ts is not an array", name,
-			     rowno);
+		return error("%s: samples_ts is not an array", where);
 	nns = json_size(ns);
 	nts = json_size(ts);
 	if (ns && ts && nns != nts)
-		return error("'%s' row %zu: samples_ns has %zu values but "
-			     "samples_ts has %zu", name, rowno, nns, nts);
+		return error("%s: samples_ns has %zu values but samples_ts "
+			     "has %zu", where, nns, nts);
 	n = ns ? nns : nts;
 	if (n == 0)
 		return 0;
 	if (tokens <= 0)
-		return error("'%s' row %zu: samples but n_prompt+n_gen is %ld",
-			     name, rowno, tokens);
+		return error("%s: samples but n_prompt+n_gen is %ld", where,
+			     tokens);
 	r->n_samples = n;
 	r->samples_ts = xcalloc(n, sizeof(double));
 	if (ns)
@@ -219,9 +282,9 @@ parse_samples(const struct json *o, struct lb_row *r, const char *name,
 	for (i = 0; i < n; i++, a = json_next(a), b = json_next(b)) {
 		double expect;
 
-		if (a && sample_ns(a, name, rowno, i, &r->samples_ns[i]) < 0)
+		if (a && sample_ns(a, where, i, &r->samples_ns[i]) < 0)
 			return -1;
-		if (b && sample_ts(b, name, rowno, i, &r->samples_ts[i]) < 0)
+		if (b && sample_ts(b, where, i, &r->samples_ts[i]) < 0)
 			return -1;
 		if (!a)
 			continue;
@@ -232,23 +295,39 @@ parse_samples(const struct json *o, struct lb_row *r, const char *name,
 		}
 		/* samples_ts is printed with 6 significant digits. */
 		if (fabs(r->samples_ts[i] - expect) > 1e-3 * expect)
-			return error("'%s' row %zu: samples_ts[%zu] = %g does "
-				     "not match %ld tokens in %lld ns (%g)",
-				     name, rowno, i, r->samples_ts[i], tokens,
+			return error("%s: samples_ts[%zu] = %g does not match "
+				     "%ld tokens in %lld ns (%g)", where, i,
+				     r->samples_ts[i], tokens,
 				     (long long)r->samples_ns[i], expect);
 	}
 	return 0;
 }
 
+/* A printed mean or deviation: absent (NAN), or finite and >= 0. */
+static int
+get_ts(const struct json *o, const char *key, double *out, const char *where)
+{
+	const struct json *v = json_get(o, key);
+
+	*out = NAN;
+	if (!v || json_type(v) == JSON_NULL)
+		return 0;
+	if (!isfinite(json_num(v)) || json_num(v) < 0)
+		return error("%s: %s is not a finite non-negative number",
+			     where, key);
+	*out = json_num(v);
+	return 1;
+}
+
 /*
  * Fills r from one JSON object; -1 with error() naming file and row. A
  * row is what every llama-bench version prints for a finished test: the
- * token counts (not both 0) and its samples; any other object is not
- * taken for an empty run.
+ * token counts (not both 0) and its samples (JSON) or its mean and
+ * deviation (CSV, SQL); any other object is not taken for an empty run.
  */
-static int
-parse_row(const struct json *o, struct lb_row *r, const char *name,
-	  size_t rowno)
+int
+lb_row_from_json(const struct json *o, struct lb_row *r, const char *where,
+		 enum lb_row_kind kind)
 {
 	static const char *const counts[] = { "n_prompt", "n_gen", "n_depth" };
 	static const char *const ints[] = { "build_number", "n_batch",
@@ -257,52 +336,48 @@ parse_row(const struct json *o, struct lb_row *r, const char *name,
 	long *const int_dst[] = { &r->build_number, &r->n_batch, &r->n_ubatch,
 				  &r->n_threads, &r->n_gpu_layers };
 	int64_t v, c[3] = { 0, 0, 0 };
-	const struct json *avg;
-	char *where;
 	size_t i;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	r->stddev_ts = NAN;
 	if (json_type(o) != JSON_OBJECT)
-		return error("'%s' row %zu: not a JSON object", name, rowno);
-	where = xstrfmt("'%s' row %zu", name, rowno);
-	rc = json_check_unique(o, where);
-	free(where);
-	if (rc < 0)
+		return error("%s: not a JSON object", where);
+	if (json_check_unique(o, where) < 0)
 		return -1;
 	for (i = 0; i < ARRAY_SIZE(counts); i++) {
-		rc = get_int(o, counts[i], 0, INT_MAX, &c[i], name, rowno);
+		rc = get_int(o, counts[i], 0, INT_MAX, &c[i], where);
 		if (rc < 0)
 			return -1;
 		if (rc == 0 && i < 2)
-			return error("'%s' row %zu: not a llama-bench row: no "
-				     "%s", name, rowno, counts[i]);
+			return error("%s: not a llama-bench row: no %s", where,
+				     counts[i]);
 	}
 	if (c[0] + c[1] == 0)
-		return error("'%s' row %zu: n_prompt and n_gen are both 0",
-			     name, rowno);
-	if (!json_get(o, "samples_ns") && !json_get(o, "samples_ts"))
-		return error("'%s' row %zu: not a llama-bench row: no "
-			     "samples_ns or samples_ts", name, rowno);
+		return error("%s: n_prompt and n_gen are both 0", where);
+	if (kind == LB_ROW_SAMPLES && !json_get(o, "samples_ns") &&
+	    !json_get(o, "samples_ts"))
+		return error("%s: not a llama-bench row: no samples_ns or "
+			     "samples_ts", where);
 	r->n_prompt = (long)c[0];
 	r->n_gen = (long)c[1];
 	r->n_depth = (long)c[2];
 	lb_test_name(r->n_prompt, r->n_gen, r->n_depth, r->test,
 		     sizeof(r->test));
+	memcpy(r->test_label, r->test, sizeof(r->test));
 	for (i = 0; i < ARRAY_SIZE(ints); i++) {
-		rc = get_int(o, ints[i], INT_MIN, INT_MAX, &v, name, rowno);
+		rc = get_int(o, ints[i], INT_MIN, INT_MAX, &v, where);
 		if (rc < 0)
 			return -1;
 		*int_dst[i] = rc ? (long)v : -1;
 	}
-	rc = get_int(o, "model_size", 0, INT64_MAX, &r->model_size, name,
-		     rowno);
+	rc = get_int(o, "model_size", 0, INT64_MAX, &r->model_size, where);
 	if (rc < 0)
 		return -1;
 	if (rc == 0)
 		r->model_size = -1;
 	rc = get_int(o, "model_n_params", 0, INT64_MAX, &r->model_n_params,
-		     name, rowno);
+		     where);
 	if (rc < 0)
 		return -1;
 	if (rc == 0)
@@ -313,32 +388,52 @@ parse_row(const struct json *o, struct lb_row *r, const char *name,
 	r->gpu_info = get_str(o, "gpu_info");
 	r->model_filename = get_str(o, "model_filename");
 	r->model_type = get_str(o, "model_type");
+	r->type_k = get_str(o, "type_k");
+	r->type_v = get_str(o, "type_v");
 	r->flash_attn = flash_attn_of(o);
 	r->test_time = get_str(o, "test_time");
-	avg = json_get(o, "avg_ts");
-	if (avg) {
-		if (!isfinite(json_num(avg)) || json_num(avg) < 0)
-			return error("'%s' row %zu: avg_ts is not a finite "
-				     "non-negative number", name, rowno);
-		r->avg_ts = json_num(avg);
-	}
-	if (parse_samples(o, r, name, rowno) < 0)
+	rc = get_ts(o, "avg_ts", &r->avg_ts, where);
+	if (rc < 0 || get_ts(o, "stddev_ts", &r->stddev_ts, where) < 0)
 		return -1;
+	if (rc == 0)
+		r->avg_ts = 0;
+	if (kind == LB_ROW_TABLE) {
+		/* no samples: what is known is the printed mean */
+		if (rc == 0)
+			return error("%s: not a llama-bench row: no avg_ts",
+				     where);
+		r->spread_source = "table";
+	} else {
+		r->spread_source = "samples";
+		if (parse_samples(o, r, where) < 0)
+			return -1;
+	}
 	r->raw_json = json_print(o, 0);
 	return 0;
+}
+
+void
+lb_rows_push(struct lb_output *out, struct lb_row *r)
+{
+	r->config = -1;
+	out->rows = xrealloc(out->rows, (out->n + 1) * sizeof(*r));
+	out->rows[out->n++] = *r;
+	memset(r, 0, sizeof(*r));
 }
 
 static int
 add_row(struct lb_output *out, const struct json *o, const char *name)
 {
 	struct lb_row r;
+	char *where = xstrfmt("'%s' row %zu", name, out->n + 1);
+	int rc = lb_row_from_json(o, &r, where, LB_ROW_SAMPLES);
 
-	if (parse_row(o, &r, name, out->n + 1) < 0) {
-		row_release(&r);
+	free(where);
+	if (rc < 0) {
+		lb_row_release(&r);
 		return -1;
 	}
-	out->rows = xrealloc(out->rows, (out->n + 1) * sizeof(r));
-	out->rows[out->n++] = r;
+	lb_rows_push(out, &r);
 	return 0;
 }
 
@@ -485,9 +580,11 @@ static int
 parse_jsonl(const char *data, size_t len, size_t start, const char *name,
 	    struct lb_output *out)
 {
-	size_t pos = start;
+	size_t pos = start, lineno = 0;
 
 	out->format = "jsonl";
+	for (size_t k = 0; k < start; k++)
+		lineno += data[k] == '\n';
 	while (pos < len) {
 		const char *nl = memchr(data + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - data) : len;
@@ -495,6 +592,7 @@ parse_jsonl(const char *data, size_t len, size_t start, const char *name,
 		struct json *o;
 		int ret;
 
+		lineno++;
 		while (a < b && (data[a] == ' ' || data[a] == '\t' ||
 				 data[a] == '\r'))
 			a++;
@@ -531,8 +629,242 @@ parse_jsonl(const char *data, size_t len, size_t start, const char *name,
 		json_free(o);
 		if (ret < 0)
 			return -1;
+		out->rows[out->n - 1].line = lineno;
 	}
 	return 0;
+}
+
+/* Fields some llama-bench version prints (2023 to 2026). */
+static const char *const known_fields[] = {
+	"build_commit", "build_number", "cpu_info", "gpu_info", "backends",
+	"cuda", "opencl", "vulkan", "kompute", "metal", "sycl", "rpc",
+	"gpu_blas", "blas", "model_filename", "model_type", "model_size",
+	"model_n_params", "n_batch", "n_ubatch", "n_threads", "cpu_mask",
+	"cpu_strict", "poll", "type_k", "type_v", "n_gpu_layers",
+	"n_cpu_moe", "split_mode", "main_gpu", "no_kv_offload", "flash_attn",
+	"devices", "tensor_split", "tensor_buft_overrides", "use_mmap",
+	"use_direct_io", "load_mode", "lazy_mode", "embeddings",
+	"no_op_offload", "no_host", "repack", "fit_target", "fit_min_ctx",
+	"defrag_thold", "f16_kv", "mul_mat_q", "n_prompt", "n_gen",
+	"n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts",
+	"samples_ns", "samples_ts",
+	/* the columns of md tables, by their display names */
+	"model", "size", "params", "backend", "ngl", "threads", "fa", "sm",
+	"mg", "nkvo", "mmap", "embd", "ts", "ot", "mmq", "dev", "nopo", "lm",
+	"lzm", "noh", "dio", "test", "t/s",
+};
+
+int
+lb_known_field(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(known_fields); i++)
+		if (!strcmp(known_fields[i], key))
+			return 1;
+	return 0;
+}
+
+/* Fields that name or measure the test, not the configuration. */
+static int
+test_field(const char *key)
+{
+	static const char *const keys[] = {
+		"n_prompt", "n_gen", "n_depth", "test", "t/s", "test_time",
+		"avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns",
+		"samples_ts",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		if (!strcmp(keys[i], key))
+			return 1;
+	return 0;
+}
+
+char *
+lb_config_key(const struct lb_row *row)
+{
+	const char *raw = row->raw_json ? row->raw_json : "";
+	size_t end;
+	struct json *o = json_parse_prefix(raw, strlen(raw), &end);
+	struct json *key = json_new_object();
+	const struct json *it;
+	char *text;
+
+	JSON_FOR_EACH(it, o)
+		if (json_key(it) && !test_field(json_key(it)))
+			json_set(key, json_key(it), json_dup(it));
+	text = json_print(key, 0);
+	json_free(key);
+	json_free(o);
+	return text;
+}
+
+struct keyed {
+	char *key;
+	size_t row;
+};
+
+static int
+cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c)
+		return c;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/*
+ * Numbers the configurations in order of first appearance: sorted keys,
+ * so a file of many rows costs n log n, never n².
+ */
+static void
+number_configs(struct lb_output *out)
+{
+	struct keyed *k = xcalloc(out->n + 1, sizeof(*k));
+	size_t *first = xcalloc(out->n + 1, sizeof(size_t));
+	size_t *group = xcalloc(out->n + 1, sizeof(size_t));
+	size_t i, j, ngroups = 0;
+	int next = 0;
+
+	for (i = 0; i < out->n; i++) {
+		k[i].key = lb_config_key(&out->rows[i]);
+		k[i].row = i;
+	}
+	qsort(k, out->n, sizeof(*k), cmp_keyed);
+	for (i = 0; i < out->n; i = j) {
+		for (j = i; j < out->n && !strcmp(k[j].key, k[i].key); j++)
+			group[k[j].row] = ngroups;
+		first[ngroups++] = k[i].row;   /* sorted by row within a key */
+	}
+	/* a group's number is given when its first row comes */
+	for (i = 0; i < out->n; i++) {
+		size_t g = group[i];
+
+		if (first[g] == i)
+			out->rows[i].config = next++;
+		else
+			out->rows[i].config = out->rows[first[g]].config;
+	}
+	out->configs = (size_t)next;
+	for (i = 0; i < out->n; i++)
+		free(k[i].key);
+	free(k);
+	free(first);
+	free(group);
+}
+
+/* What the fields of the first row say of the llama-bench version. */
+static void
+find_generation(struct lb_output *out)
+{
+	struct buf b = BUF_INIT, feat = BUF_INIT;
+	const struct lb_row *r = out->n ? &out->rows[0] : NULL;
+	struct json *o;
+	const struct json *fa;
+	size_t end;
+	int space = 0, depth = 0;
+	size_t i;
+
+	free(out->generation);
+	out->generation = NULL;
+	if (!r) {
+		out->generation = xstrdup("");
+		return;
+	}
+	if (!strcmp(out->format, "md")) {
+		for (i = 0; i < out->n; i++) {
+			space |= strchr(out->rows[i].test_label, ' ') &&
+				 !strchr(out->rows[i].test_label, '@');
+			depth |= out->rows[i].n_depth > 0;
+		}
+		out->generation = xstrdup(space ?
+			"2023-24 table (test names with a space: \"pp 512\")" :
+			depth ? "2025 or later table (tests at a depth)" :
+			"2024 or later table");
+		return;
+	}
+	o = json_parse_prefix(r->raw_json, strlen(r->raw_json), &end);
+	fa = json_get(o, "flash_attn");
+#define HAS(k) (json_get(o, k) != NULL)
+#define FEAT(k) do { if (HAS(k)) buf_addf(&feat, ", %s", k); } while (0)
+	if (HAS("f16_kv") || HAS("mul_mat_q"))
+		buf_adds(&b, "2023 schema: per-backend flags, f16_kv");
+	else if (!HAS("backends"))
+		buf_adds(&b, "2024 schema: per-backend flags");
+	else if (!strcmp(out->format, "csv") || !strcmp(out->format, "sql"))
+		/* every value is text there: flash_attn's type is not seen */
+		buf_addf(&b, "%s schema: backends",
+			 HAS("load_mode") || HAS("fit_target") ? "2026" :
+			 HAS("n_cpu_moe") || HAS("devices") ? "2025-26" :
+			 "2024-25");
+	else if (json_type(fa) == JSON_NUMBER &&
+		 (HAS("n_cpu_moe") || HAS("load_mode") || HAS("fit_target")))
+		buf_adds(&b, "2026 schema: backends, integer flash_attn");
+	else if (json_type(fa) == JSON_NUMBER)
+		buf_adds(&b, "2025 schema: backends, integer flash_attn");
+	else
+		buf_addf(&b, "2024-25 schema: backends%s",
+			 json_is_bool(fa) ? ", boolean flash_attn" : "");
+	FEAT("use_mmap");
+	FEAT("load_mode");
+	FEAT("n_depth");
+	FEAT("n_cpu_moe");
+	FEAT("devices");
+	FEAT("tensor_buft_overrides");
+#undef HAS
+#undef FEAT
+	buf_add(&b, feat.buf, feat.len);
+	json_free(o);
+	buf_release(&feat);
+	out->generation = buf_detach(&b, NULL);
+}
+
+/* Fields of the rows that no llama-bench version has, once each. */
+static void
+find_unknown(struct lb_output *out)
+{
+	size_t i, n = 0, k;
+	struct json *o;
+	const struct json *it;
+	size_t end;
+
+	for (i = 0; i < out->n; i++) {
+		o = json_parse_prefix(out->rows[i].raw_json,
+				      strlen(out->rows[i].raw_json), &end);
+		JSON_FOR_EACH(it, o) {
+			const char *key = json_key(it);
+
+			if (!key || lb_known_field(key))
+				continue;
+			for (k = 0; k < n && strcmp(out->unknown_fields[k], key);
+			     k++)
+				;
+			if (k == n && n < 64)
+				out->unknown_fields = strv_push(
+					out->unknown_fields, &n, xstrdup(key));
+		}
+		json_free(o);
+		if (i > 1000)
+			break;   /* the first rows tell it */
+	}
+}
+
+static void
+finish(struct lb_output *out, int block)
+{
+	size_t i;
+
+	for (i = 0; block && i < out->n; i++)
+		out->rows[i].block = 0;
+	if (block)
+		out->blocks = 1;
+	number_configs(out);
+	find_generation(out);
+	find_unknown(out);
 }
 
 int
@@ -540,20 +872,25 @@ lb_parse(const char *data, size_t len, const char *name,
 	 struct lb_output *out)
 {
 	size_t i = 0;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	only_space(data, len, &i);
 	if (i == len) {
 		out->format = "empty";
 		out->incomplete = 1;
+		out->generation = xstrdup("");
 		return 0;
 	}
 	if (data[i] == '[')
-		return parse_json(data, len, i, name, out);
-	if (data[i] == '{')
-		return parse_jsonl(data, len, i, name, out);
-	return error("'%s': not llama-bench JSON or JSONL output "
-		     "(starts with '%c')", name, data[i]);
+		rc = parse_json(data, len, i, name, out);
+	else if (data[i] == '{')
+		rc = parse_jsonl(data, len, i, name, out);
+	else
+		rc = lb_parse_text(data, len, name, out);
+	if (rc == 0)
+		finish(out, data[i] == '[' || data[i] == '{');
+	return rc;
 }
 
 void
@@ -562,7 +899,12 @@ lb_output_release(struct lb_output *out)
 	size_t i;
 
 	for (i = 0; i < out->n; i++)
-		row_release(&out->rows[i]);
+		lb_row_release(&out->rows[i]);
 	free(out->rows);
+	for (i = 0; i < out->n_ignored; i++)
+		free(out->ignored[i].example);
+	free(out->ignored);
+	strv_free(out->unknown_fields);
+	free(out->generation);
 	memset(out, 0, sizeof(*out));
 }

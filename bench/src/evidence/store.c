@@ -90,6 +90,11 @@ static const char *const migrations[] = {
 	"CREATE INDEX runs_stdout ON runs(stdout_sha256);"
 	/* the hash cache keys on ctime too (NULL: never a hit) */
 	"ALTER TABLE hash_cache ADD COLUMN ctime_ns INTEGER;",
+	/* 4: where a result's spread comes from: its samples, or only the
+	 * avg ± stddev a table (md, csv, sql) printed, kept as stddev_ts */
+	"ALTER TABLE results ADD COLUMN stddev_ts REAL;"
+	"ALTER TABLE results ADD COLUMN spread_source TEXT NOT NULL"
+	"  DEFAULT 'samples';",
 };
 
 /* The tables walked from field tables. */
@@ -747,9 +752,9 @@ store_result_add(struct store *s, int64_t run_id, int idx,
 		"INSERT INTO results(run_id, idx, test, n_prompt, n_gen,"
 		" n_depth, threads, ngl, flash_attn, backend, build_commit,"
 		" build_number, model_type, model_size, model_n_params,"
-		" avg_ts, raw_json)"
+		" avg_ts, raw_json, stddev_ts, spread_source)"
 		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-		"?16,?17)");
+		"?16,?17,?18,?19)");
 
 	if (!st)
 		return -1;
@@ -770,6 +775,13 @@ store_result_add(struct store *s, int64_t run_id, int idx,
 	sqlite3_bind_int64(st, 15, row->model_n_params);
 	sqlite3_bind_double(st, 16, row->avg_ts);
 	bind_text(st, 17, row->raw_json);
+	/* rows not made by lb_parse (MLX-LM) have no printed deviation */
+	if (row->spread_source && isfinite(row->stddev_ts))
+		sqlite3_bind_double(st, 18, row->stddev_ts);
+	else
+		sqlite3_bind_null(st, 18);
+	bind_text(st, 19, row->spread_source ? row->spread_source :
+		  row->n_samples ? "samples" : "table");
 	if (insert_id(s, st, "add result", &rid) < 0)
 		return -1;
 	st = prepare(s, "INSERT INTO samples(result_id, idx, ns, ts)"
