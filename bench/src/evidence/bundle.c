@@ -129,6 +129,7 @@ open_inside(const struct reader *rd, const char *name)
 {
 	char *copy = xstrdup(name), *p = copy, *slash;
 	int fd = dup(rd->dirfd), next;
+	struct stat st;
 
 	if (fd < 0) {
 		free(copy);
@@ -151,6 +152,18 @@ open_inside(const struct reader *rd, const char *name)
 		}
 		fd = next;
 		p = slash + 1;
+	}
+	/* Never open a device or FIFO at all: opening one can act. */
+	if (fstatat(fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		close(fd);
+		free(copy);
+		return error("'%s/%s' is not a regular file (%s); refusing it",
+			     rd->dir, name, S_ISFIFO(st.st_mode) ? "a FIFO" :
+			     S_ISCHR(st.st_mode) ? "a character device" :
+			     S_ISBLK(st.st_mode) ? "a block device" :
+			     S_ISDIR(st.st_mode) ? "a directory" :
+			     S_ISSOCK(st.st_mode) ? "a socket" : "not a file");
 	}
 	next = openat(fd, p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
 		      O_CLOEXEC);
@@ -336,8 +349,15 @@ check_listed(struct reader *rd)
 				 name);
 			continue;
 		}
-		if (!rd->is_bundle)
-			continue;   /* unread members of raw evidence: unused */
+		if (!rd->is_bundle) {
+			/* Unused by the mapping, but still never a link
+			 * out, a FIFO or a device. */
+			int fd = open_inside(rd, name);
+			if (fd < 0)
+				return -1;
+			close(fd);
+			continue;
+		}
 		rc = read_member(rd, name, &b, sha);
 		free(b.p);
 		if (rc < 0)
@@ -644,10 +664,14 @@ read_session(struct session_data *d, const struct json *o, const char *name)
 	int rc = read_rec(o, sessionrec_fields, sessionrec_nfields, &d->s,
 			  where, session_extra);
 
+	/* "running": exported from a run killed before it finished; such a
+	 * session never counts, here as in the store it came from. */
 	if (rc == 0 && d->s.status && strcmp(d->s.status, "ok") &&
-	    strcmp(d->s.status, "failed") && strcmp(d->s.status, "interrupted"))
-		rc = error("%s.status '%s' is not ok, failed or interrupted",
-			   where, d->s.status);
+	    strcmp(d->s.status, "failed") &&
+	    strcmp(d->s.status, "interrupted") &&
+	    strcmp(d->s.status, "running"))
+		rc = error("%s.status '%s' is not ok, failed, interrupted or "
+			   "running", where, d->s.status);
 	if (rc == 0 && d->s.warnings_json &&
 	    d->s.warnings_json[0] != '[')
 		rc = error("%s.warnings must be an array", where);
@@ -782,6 +806,16 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A run field's value as the store keeps it: its default when absent. */
+static const char *
+stored_value(const char *v, const char *key)
+{
+	const struct rec_field *f = rec_field_by_key(runrec_fields,
+						     runrec_nfields, key);
+
+	return v ? v : f ? f->dflt : NULL;
+}
+
 void
 bundle_content_hash(const struct session_data *d, char hex[65])
 {
@@ -798,11 +832,13 @@ bundle_content_hash(const struct session_data *d, char hex[65])
 		buf_addf(&b, "run %s %s %s", r->stdout_sha256,
 			 r->stderr_sha256 ? r->stderr_sha256 : "-",
 			 r->probe_sha256 ? r->probe_sha256 : "-");
-		json_quote(&b, r->target);
+		/* As stored: an absent key means its default, so a mapping
+		 * and the bundle exported from its session agree. */
+		json_quote(&b, stored_value(r->target, "target"));
 		json_quote(&b, r->variant);
-		json_quote(&b, r->role);
+		json_quote(&b, stored_value(r->role, "role"));
 		json_quote(&b, r->model);
-		json_quote(&b, r->runtime);
+		json_quote(&b, stored_value(r->runtime, "runtime"));
 		lines[n++] = buf_detach(&b, NULL);
 	}
 	qsort(lines, n, sizeof(char *), cmp_str);
