@@ -3,6 +3,7 @@
 #include "base/proc.h"
 #include "analysis/report.h"
 #include "base/files.h"
+#include "base/json.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -14,19 +15,32 @@
 
 const char *const plot_charts[] = { "throughput", "speedup", NULL };
 
-/* A label for gnuplot's data file: no quotes, no control characters. */
+/*
+ * A label for gnuplot's data file: no quotes, no control characters, and
+ * valid UTF-8 of characters XML allows (gnuplot copies it into the SVG).
+ */
 static void
 add_label(struct buf *b, const char *s)
 {
+	size_t left = strlen(s), n;
+
 	buf_addch(b, '"');
-	for (; *s; s++) {
+	while (left) {
 		unsigned char c = (unsigned char)*s;
+
+		n = c < 0x80 ? 1 : json_utf8_len(s, left);
 		if (c == '"')
 			buf_addch(b, '\'');
 		else if (c < 0x20 || c == 0x7f)
 			buf_addch(b, ' ');
+		else if (!n || (n == 3 && !memcmp(s, "\xef\xbf", 2) &&
+				((unsigned char)s[2] & 0xfe) == 0xbe))
+			buf_addch(b, '?');   /* not UTF-8, or U+FFFE/U+FFFF */
 		else
-			buf_addch(b, (char)c);
+			buf_add(b, s, n);
+		n = n ? n : 1;
+		s += n;
+		left -= n;
 	}
 	buf_addch(b, '"');
 }
