@@ -16,7 +16,8 @@ mk_raw other 20 2
 
 # ---- 1. interrupted imports leave nothing; the retry completes ----------
 # A signal at a random moment of an import of 9000 rows (45000 samples):
-# afterwards the store is intact and holds the whole session or nothing.
+# afterwards the store is intact and holds the whole session (the signal
+# came after the commit) or nothing.
 interrupted_ok=0 interrupted_bad=""
 for sig in KILL TERM INT KILL TERM INT KILL KILL; do
 	rm -f i.db i.db-wal i.db-shm
@@ -30,7 +31,7 @@ for sig in KILL TERM INT KILL TERM INT KILL KILL; do
 	samples=$([ -f i.db ] && q i.db "select count(*) from samples" || echo 0)
 	ic=$([ -f i.db ] && q i.db "pragma integrity_check" || echo ok)
 	if [ "$ic" = ok ] && { { [ "$n" = 0 ] && [ "$samples" = 0 ]; } ||
-	   { [ "$n" = 1 ] && [ "$samples" = 45000 ] && [ "$rc" = 0 ]; }; }; then
+	   { [ "$n" = 1 ] && [ "$samples" = 45000 ]; }; }; then
 		interrupted_ok=$((interrupted_ok + 1))
 	else
 		interrupted_bad="$interrupted_bad [$sig: exit $rc, $n sessions, $samples samples, $ic]"
