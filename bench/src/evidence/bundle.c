@@ -428,8 +428,6 @@ read_model(struct session_data *d, const struct json *m, const char *name)
 			for (char *p = mr->sha256; *p; p++)
 				*p = (char)(*p | 0x20);
 	}
-	if (rc == 0 && !mr->label)
-		mr->label = xstrdup(mr->name);
 	free(where);
 	return rc;
 }
@@ -593,7 +591,9 @@ read_run(struct reader *rd, struct session_data *d, const struct json *o,
 	if (r->model && d->nmodels && !m)
 		return error("%s: model '%s' is not in 'models'", where,
 			     r->model);
-	if (m && !r->model_label)
+	/* Only a label the evidence gives: an absent one stays absent, so
+	 * a session exports and imports into the same facts. */
+	if (m && !r->model_label && m->label)
 		r->model_label = xstrdup(m->label);
 	if (m && m->sha256 && !r->model_sha256)
 		r->model_sha256 = xstrdup(m->sha256);
@@ -623,10 +623,13 @@ read_run(struct reader *rd, struct session_data *d, const struct json *o,
  * What the files say, and what the record claimed: a recorded
  * "unverified" is never upgraded (its reason may be a probe run before
  * shimbench kept probe outputs), and an "ok" that the output contradicts
- * is downgraded.
+ * is downgraded. Output that does not parse refuses the import, except
+ * in a bundle whose record already says the run failed (a crash, a
+ * timeout, garbage that `run` stored as failed): that run comes back as
+ * the failure it was, with no results.
  */
 static int
-derive_run(struct run_data *rdata)
+derive_run(struct run_data *rdata, int is_bundle)
 {
 	struct run_rec *r = &rdata->r;
 	char *was = r->verification ? xstrdup(r->verification) : NULL;
@@ -634,7 +637,13 @@ derive_run(struct run_data *rdata)
 		xstrdup(r->verification_detail) : NULL;
 	int ret = -1;
 
-	if (derive_results(rdata) < 0 || derive_verification(rdata) < 0)
+	if (derive_results(rdata) < 0) {
+		if (!is_bundle || !r->status || !strcmp(r->status, "ok") ||
+		    !strcmp(r->status, "incomplete"))
+			goto cleanup;
+		lb_output_release(&rdata->lb);
+	}
+	if (derive_verification(rdata) < 0)
 		goto cleanup;
 	if (was && !strcmp(was, "unverified") &&
 	    strcmp(r->verification, "unverified")) {
@@ -753,9 +762,13 @@ read_json(struct reader *rd, struct session_data *d, const char *text,
 	JSON_FOR_EACH(it, json_get(root, "models"))
 		if (read_model(d, it, name) < 0)
 			goto cleanup;
+	/* A bundle may hold no run (a session whose every model failed its
+	 * hash check); a mapping maps at least one file. */
 	runs = json_get(root, "runs");
-	if (json_type(runs) != JSON_ARRAY || !json_first(runs)) {
-		error("'%s': 'runs' must be a non-empty array", name);
+	if (json_type(runs) != JSON_ARRAY ||
+	    (!rd->is_bundle && !json_first(runs))) {
+		error("'%s': 'runs' must be a%s array", name,
+		      rd->is_bundle ? "n" : " non-empty");
 		goto cleanup;
 	}
 	JSON_FOR_EACH(it, runs) {
@@ -816,7 +829,7 @@ stored_value(const char *v, const char *key)
 	return v ? v : f ? f->dflt : NULL;
 }
 
-void
+size_t
 bundle_content_hash(const struct session_data *d, char hex[65])
 {
 	char **lines = xcalloc(d->nruns + 1, sizeof(char *));
@@ -851,6 +864,7 @@ bundle_content_hash(const struct session_data *d, char hex[65])
 	free(lines);
 	hash_buf_sha256(all.buf, all.len, hex);
 	buf_release(&all);
+	return n;
 }
 
 int
@@ -897,7 +911,7 @@ bundle_read(const char *dir, const char *mapping, unsigned flags,
 			rc = read_json(&rd, d, text.p, text.n, "bundle.json");
 	}
 	for (i = 0; rc == 0 && i < d->nruns; i++)
-		rc = derive_run(&d->runs[i]);
+		rc = derive_run(&d->runs[i], rd.is_bundle);
 	if (rc == 0)
 		rc = check_listed(&rd);
 	if (rc < 0)
@@ -914,9 +928,8 @@ bundle_read(const char *dir, const char *mapping, unsigned flags,
 	d->s.source = xstrdup(dir);
 	d->s.tampered = rd.tampered;
 	merge_warnings(d, &rd);
-	bundle_content_hash(d, hex);
 	free(d->s.content_hash);
-	d->s.content_hash = xstrdup(hex);
+	d->s.content_hash = bundle_content_hash(d, hex) ? xstrdup(hex) : NULL;
 	rc = 0;
 out:
 	if (rc < 0)
@@ -1155,7 +1168,8 @@ bundle_json(const struct session_data *d, struct buf *out)
 
 		jw_key(&w, m->name);
 		jw_object(&w);
-		jw_kstr(&w, "label", m->label ? m->label : m->name);
+		if (m->label)
+			jw_kstr(&w, "label", m->label);
 		if (m->sha256)
 			jw_kstr(&w, "sha256", m->sha256);
 		if (m->file)

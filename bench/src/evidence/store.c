@@ -1382,7 +1382,7 @@ store_models_get(struct store *s, int64_t sid, struct model_rec **out,
 	*n = 0;
 	st = prepare(s,
 		"SELECT coalesce(a.id, 0), r.model,"
-		" coalesce(max(r.model_label), r.model),"
+		" max(r.model_label),"
 		" coalesce(a.sha256, max(r.model_sha256)), a.path,"
 		" coalesce(a.size, -1), a.facts_json"
 		" FROM runs r LEFT JOIN artifacts a ON a.id=r.artifact_id"
@@ -1399,7 +1399,7 @@ store_models_get(struct store *s, int64_t sid, struct model_rec **out,
 		memset(m, 0, sizeof(*m));
 		m->id = sqlite3_column_int64(st, 0);
 		m->name = col_text(st, 1);
-		m->label = col_text(st, 2);
+		m->label = col_text_null(st, 2);
 		m->sha256 = col_text_null(st, 3);
 		m->file = col_text_null(st, 4);
 		m->size = sqlite3_column_int64(st, 5);

@@ -738,8 +738,9 @@ finish(struct state *st, int store_failed)
 		ret = -1;
 	/* The content hash makes an import of this session's bundle a no-op. */
 	if (store_session_load(st->s, st->sum->session_id, &d) == 0) {
-		bundle_content_hash(&d, id);
-		if (store_session_set_hash(st->s, st->sum->session_id, id) < 0)
+		/* no run, no identity: empty sessions never collide */
+		if (bundle_content_hash(&d, id) &&
+		    store_session_set_hash(st->s, st->sum->session_id, id) < 0)
 			ret = -1;
 		session_data_release(&d);
 	} else {

@@ -49,22 +49,25 @@ resum() {
 }
 
 # fake_lb PATH STDOUT STDERR [SLEEP]: a llama-bench stand-in that prints
-# the file STDOUT to stdout and STDERR to stderr (after SLEEP seconds).
+# the file STDOUT to stdout (its cpu_info made unique to the call, as
+# real samples are) and STDERR to stderr, after SLEEP seconds.
 fake_lb() {
 	cat >"$1" <<SH
 #!/bin/sh
 sleep ${4:-0}
 cat '$3' >&2
-cat '$2'
+sed "s/\"cpu_info\": \"/\"cpu_info\": \"call \$\$ \$(date +%s%N) /" '$2'
 SH
 	chmod +x "$1"
 }
 
-# facts DB: the facts of every session of a store, ids and where it was
-# imported from left out, one line per row, ordered.
+# facts DB: the facts of every session of a store; ids, the kind (an
+# import is one) and where it was imported from left out; ordered.
 facts() {
 	sqlite3 "$1" "
-	select 'session', kind, started_at, finished_at, status, tampered,
+	select 'session', started_at, finished_at, status, tampered,
+	       -- a run killed before it finished never got its identity
+	       case status when 'running' then '' else content_hash end,
 	       plan_json, warnings_json, label from sessions order by id;
 	select 'env', target, identity, base_identity, fingerprint_json
 	  from environments order by session_id, target;

@@ -24,8 +24,7 @@ for sig in KILL TERM INT KILL TERM INT KILL KILL; do
 	"$SHIMBENCH" --db i.db import --mapping big.map.json big >/dev/null 2>&1 &
 	pid=$!
 	sleep "0.$(( RANDOM % 60 + 5 ))"
-	kill -"$sig" "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	{ kill -"$sig" "$pid"; wait "$pid"; } 2>/dev/null
 	rc=$?
 	n=$(sessions_in i.db)
 	samples=$([ -f i.db ] && q i.db "select count(*) from samples" || echo 0)
