@@ -8,6 +8,7 @@
 #include "evidence/store.h"
 #include "base/proc.h"
 #include "base/files.h"
+#include "base/json.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -24,22 +25,34 @@ const char *const plot_charts[] = { "throughput", "speedup", "percent", NULL };
 /*
  * A label for gnuplot's data file: one double-quoted string. Inside it
  * gnuplot gives '"' and '\' a meaning, so '"' becomes ''' and '\' the
- * full-width reverse solidus; control characters become spaces.
+ * full-width reverse solidus; control characters become spaces, and only
+ * valid UTF-8 of characters XML allows goes through (gnuplot copies it
+ * into the SVG).
  */
 static void
 add_label(struct buf *b, const char *s)
 {
+	size_t left = strlen(s), n;
+
 	buf_addch(b, '"');
-	for (; *s; s++) {
+	while (left) {
 		unsigned char c = (unsigned char)*s;
+
+		n = c < 0x80 ? 1 : json_utf8_len(s, left);
 		if (c == '"')
 			buf_addch(b, '\'');
 		else if (c == '\\')
 			buf_adds(b, "\xef\xbc\xbc");
 		else if (c < 0x20 || c == 0x7f)
 			buf_addch(b, ' ');
+		else if (!n || (n == 3 && !memcmp(s, "\xef\xbf", 2) &&
+				((unsigned char)s[2] & 0xfe) == 0xbe))
+			buf_addch(b, '?');   /* not UTF-8, or U+FFFE/U+FFFF */
 		else
-			buf_addch(b, (char)c);
+			buf_add(b, s, n);
+		n = n ? n : 1;
+		s += n;
+		left -= n;
 	}
 	buf_addch(b, '"');
 }

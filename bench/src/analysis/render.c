@@ -143,14 +143,30 @@ table_render_md(const struct table *t, struct buf *out)
 	free(w);
 }
 
+/*
+ * A cell a spreadsheet would run as a formula: = + - @ or a tab or
+ * carriage return first, and not a plain number (a negative delta is).
+ */
+static int
+csv_formula(const char *s)
+{
+	double v;
+
+	return s[0] && strchr("=+-@\t\r", s[0]) && parse_double(s, &v) < 0;
+}
+
 static void
 csv_cell(struct buf *out, const char *s)
 {
-	if (!strpbrk(s, ",\"\r\n")) {
+	int formula = csv_formula(s);
+
+	if (!formula && !strpbrk(s, ",\"\r\n")) {
 		buf_adds(out, s);
 		return;
 	}
 	buf_addch(out, '"');
+	if (formula)
+		buf_addch(out, '\'');   /* shown as text, never run */
 	for (; *s; s++) {
 		if (*s == '"')
 			buf_addch(out, '"');

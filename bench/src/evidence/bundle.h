@@ -50,8 +50,10 @@ int bundle_read(const char *dir, const char *mapping, unsigned flags,
  * hashes and their meaning (target, variant, role, model, runtime),
  * independent of run order and of how a mapping is formatted. Runs
  * without a stdout hash do not count. hex gets 64 characters + NUL.
+ * Returns the number of runs that counted: a session with none has no
+ * identity (its content hash stays NULL; it holds nothing to count twice).
  */
-void bundle_content_hash(const struct session_data *d, char hex[65]);
+size_t bundle_content_hash(const struct session_data *d, char hex[65]);
 
 /* A further file of a bundle: a safe relative name chosen by the caller. */
 struct bundle_file {

@@ -22,7 +22,26 @@ struct store;
 struct lb_row;
 struct session_data;
 
+/*
+ * Opens (creating and migrating) the store at path for writing. "" and
+ * ":memory:" are refused (what is stored would be lost), and path is
+ * always a file name, never an SQLite URI. The store's files are
+ * registered with files_protect(): no output may overwrite them.
+ */
 int store_open(struct store **out, const char *path);
+/*
+ * Opens an existing store read-only (report, sessions, compare, gate,
+ * reproduce, history, export): it works on a read-only mount and on a
+ * store owned by another user. A WAL store without a -wal file whose
+ * -shm cannot be made is read as immutable; with a -wal file it is
+ * refused. Nothing is migrated: another schema version is an error.
+ */
+int store_open_readonly(struct store **out, const char *path);
+/*
+ * PRAGMA quick_check: 0 when the store is intact, -1 after error()
+ * naming what is damaged. Run before any verdict.
+ */
+int store_check(struct store *s);
 void store_close(struct store *s);
 int store_schema_version(struct store *s);
 

@@ -752,12 +752,15 @@ finish(struct state *st, int store_failed)
 		int64_t other;
 		int rc;
 
-		bundle_content_hash(&d, id);
-		rc = store_session_find_hash(st->s, id, &other);
-		if (rc < 0 || (rc == 0 &&
-			       store_session_set_hash(st->s, st->sum->session_id,
-						      id) < 0))
-			ret = -1;
+		/* no run, no identity: empty sessions never collide */
+		if (bundle_content_hash(&d, id)) {
+			rc = store_session_find_hash(st->s, id, &other);
+			if (rc < 0 || (rc == 0 &&
+				       store_session_set_hash(st->s,
+							      st->sum->session_id,
+							      id) < 0))
+				ret = -1;
+		}
 		session_data_release(&d);
 	} else {
 		ret = -1;
