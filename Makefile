@@ -44,6 +44,7 @@ LIB_OBJS += models/hash.o
 LIB_OBJS += models/gguf.o
 LIB_OBJS += models/synth.o
 LIB_OBJS += models/manifest.o
+LIB_OBJS += models/fetch.o
 # evidence: the store, bundles, parsers of what llama-bench and MLX-LM print
 LIB_OBJS += evidence/store.o
 LIB_OBJS += evidence/runrec.o
