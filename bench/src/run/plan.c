@@ -558,3 +558,70 @@ plan_target(const struct plan *p, const char *name)
 			return &p->targets[i];
 	return NULL;
 }
+
+int
+plan_pin_inject(const char *path, const char *variant, const char *library,
+		const char *sha256, const char *models_dir, char **old)
+{
+	struct buf text = BUF_INIT;
+	struct json *root = NULL, *v = NULL, *inj;
+	const struct json *it;
+	struct plan check;
+	char *out = NULL;
+	int ret = -1;
+
+	*old = NULL;
+	if (!hash_is_sha256_hex(sha256))
+		return error("'%s' is not a SHA-256", sha256);
+	if (buf_read_file(&text, path) < 0)
+		return -1;
+	root = json_parse(text.buf, text.len, path);
+	if (!root)
+		goto cleanup;
+	/* The tree is ours: its members may be edited in place. */
+	JSON_FOR_EACH(it, json_get(root, "variants"))
+		if (json_get_str(it, "name") &&
+		    !strcmp(json_get_str(it, "name"), variant))
+			v = (struct json *)it;
+	if (!v) {
+		error("plan '%s' has no variant '%s'", path, variant);
+		goto cleanup;
+	}
+	inj = json_get_mut(v, "inject");
+	if (!inj) {
+		if (!library) {
+			error("variant '%s' injects no library; give the path "
+			      "the library has on the target", variant);
+			goto cleanup;
+		}
+		json_set(v, "inject", json_new_object());
+		inj = json_get_mut(v, "inject");
+	}
+	if (json_type(inj) != JSON_OBJECT) {
+		error("plan '%s': variant '%s': 'inject' is not an object", path,
+		      variant);
+		goto cleanup;
+	}
+	if (json_get_str(inj, "sha256"))
+		*old = xstrdup(json_get_str(inj, "sha256"));
+	if (library)
+		json_set_str(inj, "library", library);
+	json_set_str(inj, "sha256", sha256);
+	out = json_print(root, 1);
+	buf_reset(&text);
+	buf_adds(&text, out);
+	buf_addch(&text, '\n');
+	if (plan_parse(text.buf, text.len, path, models_dir, &check) < 0)
+		goto cleanup;
+	plan_free(&check);
+	ret = write_file_atomic(path, text.buf, text.len);
+cleanup:
+	if (ret < 0) {
+		free(*old);
+		*old = NULL;
+	}
+	free(out);
+	json_free(root);
+	buf_release(&text);
+	return ret;
+}

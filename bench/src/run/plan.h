@@ -74,4 +74,18 @@ void plan_free(struct plan *p);
 
 const struct plan_target *plan_target(const struct plan *p, const char *name);
 
+/*
+ * Pins a variant's injected library in the plan file at path: sets
+ * inject.sha256 to sha256 and, when library is not NULL, inject.library
+ * to it (a variant without "inject" needs library). The file is parsed,
+ * edited and printed through base/json.h, so every other key and value
+ * is kept; the result must load as a plan (models_dir as for plan_load)
+ * before it atomically replaces the file. *old gets the previous pin
+ * (NULL when there was none; the caller frees it). 0, or -1 after error().
+ */
+int plan_pin_inject(const char *path, const char *variant,
+		    const char *library, const char *sha256,
+		    const char *models_dir, char **old);
+
+
 #endif
