@@ -57,4 +57,28 @@ int target_address(const struct plan_target *t, char **addr);
 int target_install_file(const struct plan_target *t, const char *src,
 			const char *dst, int executable, const char *sha256);
 
+/* One finding of target_doctor(). */
+struct target_check {
+	char *name;          /* "vm", "reachable", "llama-bench", "shim(VARIANT)", … */
+	const char *status;  /* "ok", "warning", "missing", "error", "mismatch" */
+	char *detail;        /* one line */
+	char *fix;           /* what to do, or NULL */
+};
+
+/*
+ * Checks what running plan p needs on its target t, in order: the
+ * transport's program here (ssh, lume, tart); the VM running with an
+ * address (lume get, tart list); the target reachable through the
+ * transport; SIP (macOS targets); llama-bench (or MLX-LM's benchmark)
+ * there with its version; each injected library's SHA-256 against the
+ * plan's pin; each probe program; each model file. Stops after a check
+ * that leaves the rest meaningless (program missing, VM down,
+ * unreachable). Appends to *v (n entries; free with
+ * target_checks_free()).
+ */
+struct plan;
+void target_doctor(const struct plan *p, const struct plan_target *t,
+		   struct target_check **v, size_t *n);
+void target_checks_free(struct target_check *v, size_t n);
+
 #endif
