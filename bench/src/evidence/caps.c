@@ -414,13 +414,18 @@ gpu_device(struct pstate *st, char *line)
 	int idx, major, minor;
 	long v;
 
-	if (!p || sscanf(p, "Device %d:", &idx) != 1 ||
+	if (!p || sscanf(p, "Device %d", &idx) != 1 ||
 	    (!strstr(p, ", compute capability") && !strstr(p, ", gfx")))
 		return 0;
-	name = strchr(p, ':') + 1;
+	name = p + strlen("Device ") + strspn(p + strlen("Device "),
+					      "0123456789");
+	if (*name != ':')
+		return 0;
+	field = strtok_r(name + 1, ",", &save);
+	if (!field)
+		return 0;
 	dev = json_new_object();
 	json_set_num(dev, "index", idx);
-	field = strtok_r(name, ",", &save);
 	json_set_str(dev, "name", trim(field));
 	while ((field = strtok_r(NULL, ",", &save))) {
 		field = trim(field);
