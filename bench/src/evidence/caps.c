@@ -408,7 +408,7 @@ cuda_failed(struct pstate *st, const char *line)
 static int
 gpu_device(struct pstate *st, char *line)
 {
-	char *p = strstr(line, "Device "), *name, *field, *save = NULL;
+	char *p = strstr(line, "Device "), *name, *rest, *field, *save = NULL;
 	struct json *dev;
 	const char *kind = st->gpu_ctx;
 	int idx, major, minor;
@@ -421,13 +421,19 @@ gpu_device(struct pstate *st, char *line)
 					      "0123456789");
 	if (*name != ':')
 		return 0;
-	field = strtok_r(name + 1, ",", &save);
-	if (!field)
+	/* the name is everything up to the first comma, never empty */
+	rest = strchr(name + 1, ',');
+	if (!rest)
+		return 0;
+	*rest = '\0';
+	field = trim(name + 1);
+	if (!*field)
 		return 0;
 	dev = json_new_object();
 	json_set_num(dev, "index", idx);
-	json_set_str(dev, "name", trim(field));
-	while ((field = strtok_r(NULL, ",", &save))) {
+	json_set_str(dev, "name", field);
+	for (field = strtok_r(rest + 1, ",", &save); field;
+	     field = strtok_r(NULL, ",", &save)) {
 		field = trim(field);
 		if (sscanf(field, "compute capability %d.%d", &major,
 			   &minor) == 2) {

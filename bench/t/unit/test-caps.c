@@ -444,6 +444,12 @@ test_rocm(void)
 	CHECK_SUMMARY(old, "compute_capability", "\"10.3\"");
 	CHECK_SUMMARY("ggml_cuda_init: failed to initialize ROCm: no "
 		      "ROCm-capable device is detected\n", "backend", "\"rocm\"");
+	/* not device lines: no colon after the index, no name */
+	CHECK_SUMMARY("  Device 0 NVIDIA H200, compute capability 9.0\n",
+		      "devices", "(absent)");
+	CHECK_SUMMARY("Device 7, gfx1100\n", "devices", "(absent)");
+	CHECK_SUMMARY("  Device 0:, compute capability 9.0\n", "devices",
+		      "(absent)");
 	/* a partial paste without the found line: gfx says ROCm */
 	CHECK_SUMMARY("  Device 0: Radeon 8060S Graphics, gfx1151 (0x1151), "
 		      "VMM: no, Wave Size: 32\n", "backend", "\"rocm\"");
