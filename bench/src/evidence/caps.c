@@ -1350,8 +1350,9 @@ caps_check_probe(const char *probe_out, size_t len, const char *expect_json,
 }
 
 /*
- * What the probe claims beyond any Apple GPU: an Apple family above
- * the highest that it says is supported.
+ * What the probe claims beyond any Apple GPU: its highest Apple family
+ * (ours: highestFamily.apple in JSON, highest_apple_family= in lines)
+ * or the asked family answered true (the published probe's lines).
  */
 static void
 probe_suspect(const struct json *probe, struct buf *why)
@@ -1361,6 +1362,8 @@ probe_suspect(const struct json *probe, struct buf *why)
 	char *hi = family_name(CAPS_APPLE_FAMILY_HIGHEST);
 	const char *h = hi + strlen("MTLGPUFamily");
 
+	if (!(fam > CAPS_APPLE_FAMILY_HIGHEST))
+		fam = json_num(json_get(probe, "highest_apple_family"));
 	if (!(fam > CAPS_APPLE_FAMILY_HIGHEST)) {
 		double f = json_num(json_get(probe, "family"));
 		if (f > CAPS_APPLE_FAMILY_HIGHEST && f < 2000 &&

@@ -662,8 +662,10 @@ test_probe_suspect(void)
 	static const char kv1021_no[] =
 		"device=Apple M1 Ultra\nfamily=1021\n"
 		"supports_family=false\nmax_threadgroup_memory=32768\n";
-	static const char json1021[] =
+	static const char json1020[] =
 		"{\"highestFamily\": {\"apple\": 1020}}";
+	static const char ours20[] =
+		"family=1009\nsupports_family=true\nhighest_apple_family=1020\n";
 	struct buf why = BUF_INIT;
 	char *c;
 
@@ -675,11 +677,16 @@ test_probe_suspect(void)
 	c = caps_with_probe("{}", kv1021_no, strlen(kv1021_no));
 	CHECK(caps_suspect(c, NULL) == 0);
 	free(c);
-	c = caps_with_probe("{}", json1021, strlen(json1021));
+	c = caps_with_probe("{}", json1020, strlen(json1020));
 	CHECK(caps_suspect(c, NULL) == 1);
 	free(c);
 	c = caps_with_probe("{}", cua_probe_shim, strlen(cua_probe_shim));
 	CHECK(caps_suspect(c, NULL) == 0);
+	free(c);
+	c = caps_with_probe("{}", ours20, strlen(ours20));
+	buf_reset(&why);
+	CHECK(caps_suspect(c, &why) == 1);
+	CHECK(strstr(why.buf, "MTLGPUFamilyApple20") != NULL);
 	free(c);
 	buf_release(&why);
 }
