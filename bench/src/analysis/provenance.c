@@ -700,7 +700,10 @@ provenance_render_md(const struct provenance *p, const char *title,
 	}
 	if (p->nwarnings)
 		buf_addch(out, '\n');
-	if (*p->measured_from)
+	if (*p->measured_from && !strcmp(p->measured_from, p->measured_to))
+		buf_addf(out, "Measured %s (UTC, the date of the runs "
+			 "themselves).\n\n", p->measured_from);
+	else if (*p->measured_from)
 		buf_addf(out, "Measured %s – %s (UTC, the dates of the runs "
 			 "themselves).\n\n", p->measured_from, p->measured_to);
 	else
@@ -755,9 +758,11 @@ provenance_render_html(const struct provenance *p, const char *title,
 	if (*p->measured_from) {
 		buf_adds(out, "Measured ");
 		html_escape(out, p->measured_from);
-		buf_adds(out, " – ");
-		html_escape(out, p->measured_to);
-		buf_adds(out, " (UTC, the dates of the runs themselves).");
+		if (strcmp(p->measured_from, p->measured_to)) {
+			buf_adds(out, " – ");
+			html_escape(out, p->measured_to);
+		}
+		buf_adds(out, " (UTC, from the runs themselves).");
 	} else {
 		buf_adds(out, "Measured: no run carries a measurement date.");
 	}
