@@ -306,7 +306,7 @@ add_session(struct store *s, struct provenance *p, int64_t sid,
 static int
 add_envs(struct store *s, struct provenance *p, int64_t sid,
 	 const int64_t *envs, size_t nenvs, const struct store_result *rows,
-	 size_t nrows)
+	 size_t nrows, const struct store_run_facts *f, size_t nf)
 {
 	struct env_rec *er;
 	size_t n, i, j;
@@ -331,6 +331,9 @@ add_envs(struct store *s, struct provenance *p, int64_t sid,
 		e->target = xstrdup(er[i].target);
 		e->fingerprint_json = xstrdup(er[i].fingerprint_json);
 		env_summaries(e, build);
+		for (j = 0; j < nf; j++)
+			e->shim_runs += f[j].environment_id == e->id &&
+					!strcmp(f[j].role, "shim");
 	}
 	for (i = 0; i < n; i++)
 		env_rec_release(&er[i]);
@@ -406,7 +409,8 @@ provenance_from_results(struct store *s, const struct store_result *rows,
 		qsort(sessions, nsessions, sizeof(*sessions), cmp_id);
 	for (i = 0; i < nsessions; i++)
 		if (add_session(s, p, sessions[i], f, nruns, excluded, nex) < 0 ||
-		    add_envs(s, p, sessions[i], envs, nenvs, rows, n) < 0)
+		    add_envs(s, p, sessions[i], envs, nenvs, rows, n, f,
+			     nruns) < 0)
 			goto cleanup;
 	*out = p;
 	p = NULL;
@@ -564,6 +568,7 @@ targets_table(const struct provenance *p, struct table *t)
 			    !strcmp(a->hardware, b->hardware) &&
 			    !strcmp(a->gpu, b->gpu) && !strcmp(a->os, b->os) &&
 			    !strcmp(a->vm, b->vm) &&
+			    !a->shim_runs == !b->shim_runs &&
 			    !strcmp(a->llama_build, b->llama_build) &&
 			    !strcmp(a->llama_bench_sha256,
 				    b->llama_bench_sha256) &&
@@ -594,7 +599,9 @@ targets_table(const struct provenance *p, struct table *t)
 		row[5] = *e->vm ? e->vm : "–";
 		row[6] = or_not_recorded(e->llama_build);
 		row[7] = or_not_recorded(e->llama_bench_sha256);
-		row[8] = *e->shim_sha256 ? e->shim_sha256 : "–";
+		/* a shim ran here: its hash is missing, not absent */
+		row[8] = *e->shim_sha256 ? e->shim_sha256 :
+			e->shim_runs ? not_recorded : "–";
 		table_add_row(t, row);
 		free(sessions);
 		free(ids);

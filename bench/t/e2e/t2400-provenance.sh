@@ -113,6 +113,7 @@ cp "$FIXTURES/shim-refusal.stderr" "$RAW/shim.stderr"
 (cd "$RAW" && sha256sum stock.json shim.json shim.stderr >SHA256SUMS)
 cat >"$WORK/map.json" <<'JSON'
 {"shimbench_mapping": 1, "label": "refused shim",
+ "environments": {"guest": {"os_name": "macOS", "os_version": "26.5.2", "os_build": "25F84"}},
  "runs": [
   {"stdout": "stock.json", "target": "guest", "variant": "stock", "role": "stock", "model": "m"},
   {"stdout": "shim.json", "stderr": "shim.stderr", "target": "guest", "variant": "shim",
@@ -123,6 +124,8 @@ SB import --mapping "$WORK/map.json" "$RAW" >"$WORK/out" 2>"$WORK/err"
 expect_code 0 "report md with an unverified run" SB report
 grep_in "$WORK/out" "- **Warning:** session 1: 1 run excluded: injection not verified" "excluded run named in the provenance"
 grep_in "$WORK/out" "|    2 |        1 |" "runs and excluded counted"
+grep_in "$WORK/out" "| guest  | 1        | not recorded | not recorded | macOS 26.5.2 (build 25F84) | –       | ee3d1b54c (from llama-bench output) | not recorded        | not recorded |" \
+	"a shim ran without a recorded hash: 'not recorded', never a dash; the build from llama-bench's own output"
 
 # ---- a bundle's README -------------------------------------------------------------
 DB=$WORK/p.db
