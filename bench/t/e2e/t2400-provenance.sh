@@ -100,6 +100,8 @@ for f in md json html; do
 	grep_in "$WORK/t.$f" "imported because of --allow-tampered" "$f shows the session's own warning"
 done
 grep_in "$WORK/t.md" "| YES: not verified evidence |" "md sessions table flags it"
+expect_code 0 "report csv of a tampered session" SB report --format csv
+grep_in "$WORK/err" "warning: session 1: TAMPERED" "csv has no room for it: the warning goes to stderr"
 check "json: tampered true" python3 -c "
 import json; p = json.load(open('$WORK/t.json'))['provenance']
 assert p['sessions'][0]['tampered'] is True and any('TAMPERED' in w for w in p['warnings'])"

@@ -161,7 +161,7 @@ PY
 	grep_in "$WORK/h.dom" "1× = no speedup" "the speedup chart's 1x line in the DOM"
 	shot "$WORK/h.html" "$WORK/h.png" 1200,4000
 	check "the page renders with ink" inked "$WORK/h.png" 40000
-	for c in speedup percent history-1; do
+	for c in throughput speedup percent history-1; do
 		dom "$PLOTS/$c.svg" "$WORK/$c.dom"
 		check "Chromium reads $c.svg as SVG with its labels" sh -c \
 			"grep -q '<svg' '$WORK/$c.dom' && grep -q '(llama.cpp)' '$WORK/$c.dom'"
