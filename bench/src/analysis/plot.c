@@ -22,39 +22,90 @@ const char *const plot_charts[] = { "throughput", "speedup", "percent", NULL };
 
 /* ---- gnuplot in a private directory --------------------------------------- */
 
-/*
- * A label for gnuplot's data file: one double-quoted string. Inside it
- * gnuplot gives '"' and '\' a meaning, so '"' becomes ''' and '\' the
- * full-width reverse solidus; control characters become spaces, and only
- * valid UTF-8 of characters XML allows goes through (gnuplot copies it
- * into the SVG).
- */
+/* Longest labels, in characters: gnuplot drops a key it cannot fit. */
+#define KEY_MAX 90
+#define TIC_MAX 64
+
+/* One character of a data-file string (see add_label_max). */
 static void
-add_label(struct buf *b, const char *s)
+add_char(struct buf *b, const char *s, size_t len)
 {
+	unsigned char c = (unsigned char)*s;
+
+	if (c == '"')
+		buf_addch(b, '\'');
+	else if (c == '\\')
+		buf_addch(b, '/');
+	else if (c < 0x20 || c == 0x7f)
+		buf_addch(b, ' ');
+	else
+		buf_add(b, s, len);
+}
+
+/*
+ * The label as valid UTF-8 of characters XML allows (gnuplot copies it
+ * into the SVG): a byte that is not UTF-8, U+FFFE or U+FFFF becomes '?'.
+ * The caller frees it.
+ */
+static char *
+clean_label(const char *s)
+{
+	struct buf b = BUF_INIT;
 	size_t left = strlen(s), n;
 
-	buf_addch(b, '"');
 	while (left) {
 		unsigned char c = (unsigned char)*s;
 
 		n = c < 0x80 ? 1 : json_utf8_len(s, left);
-		if (c == '"')
-			buf_addch(b, '\'');
-		else if (c == '\\')
-			buf_adds(b, "\xef\xbc\xbc");
-		else if (c < 0x20 || c == 0x7f)
-			buf_addch(b, ' ');
-		else if (!n || (n == 3 && !memcmp(s, "\xef\xbf", 2) &&
-				((unsigned char)s[2] & 0xfe) == 0xbe))
-			buf_addch(b, '?');   /* not UTF-8, or U+FFFE/U+FFFF */
+		if (!n || (n == 3 && !memcmp(s, "\xef\xbf", 2) &&
+			   ((unsigned char)s[2] & 0xfe) == 0xbe))
+			buf_addch(&b, '?');
 		else
-			buf_add(b, s, n);
+			buf_add(&b, s, n);
 		n = n ? n : 1;
 		s += n;
 		left -= n;
 	}
+	return buf_detach(&b, NULL);
+}
+
+/*
+ * A label for gnuplot's data file: one double-quoted string. Inside it
+ * gnuplot gives '"' and '\' a meaning, so '"' becomes a single quote and
+ * '\' a slash (ASCII: a glyph the chart's font lacks can come out huge
+ * in PNG); control characters become spaces; only valid UTF-8 of
+ * characters XML allows goes through (clean_label()).
+ * Longer than max characters, its middle gives way to "…": both ends
+ * (model, runtime, test) stay.
+ */
+static void
+add_label_max(struct buf *b, const char *label, size_t max)
+{
+	char *s = clean_label(label);
+	size_t n = 0, i, len, head, tail, k = 0;
+
+	for (i = 0; s[i]; i++)
+		n += ((unsigned char)s[i] & 0xc0) != 0x80;
+	head = n > max ? (max - 1) / 2 : n;
+	tail = n > max ? max - 1 - head : 0;
 	buf_addch(b, '"');
+	for (i = 0; s[i]; i += len, k++) {
+		for (len = 1; s[i + len] &&
+		     ((unsigned char)s[i + len] & 0xc0) == 0x80; len++)
+			;
+		if (k == head && n > max)
+			buf_adds(b, "\xe2\x80\xa6");
+		if (k < head || k >= n - tail)
+			add_char(b, s + i, len);
+	}
+	buf_addch(b, '"');
+	free(s);
+}
+
+static void
+add_label(struct buf *b, const char *s)
+{
+	add_label_max(b, s, TIC_MAX);
 }
 
 static int
@@ -79,14 +130,14 @@ have_gnuplot(void)
 
 /* The terminal and the settings every chart shares. */
 static void
-script_head(struct buf *g, const char *term)
+script_head(struct buf *g, const char *term, int height)
 {
 	if (!strcmp(term, "png"))
-		buf_adds(g, "set terminal pngcairo size 1000,560 noenhanced "
-			 "font 'sans,11' background '#ffffff'\n");
+		buf_addf(g, "set terminal pngcairo size 1000,%d noenhanced "
+			 "font 'sans,11' background '#ffffff'\n", height);
 	else
-		buf_adds(g, "set terminal svg size 1000,560 dynamic noenhanced "
-			 "font 'sans,11' background '#ffffff'\n");
+		buf_addf(g, "set terminal svg size 1000,%d dynamic noenhanced "
+			 "font 'sans,11' background '#ffffff'\n", height);
 	buf_adds(g, "set output 'chart.out'\n"
 		 "set datafile missing '?'\n"
 		 "set grid ytics\n"
@@ -175,22 +226,28 @@ add_cell(struct buf *b, const struct rep_cell *c)
 			 c->sum.max);
 }
 
+/*
+ * A cell as a side of a comparison: each run one process. The ids only
+ * tell processes apart (sign: the side), so two cells are never taken
+ * for the same processes.
+ */
 static void
-cell_side(const struct rep_cell *c, struct cmp_side *s)
+cell_side(const struct rep_cell *c, int sign, struct cmp_side *s)
 {
 	size_t off = 0;
-	int i;
+	int i = 0;
 
 	memset(s, 0, sizeof(*s));
 	if (c->run_n && c->runs > 0) {
 		for (i = 0; i < c->runs && off + c->run_n[i] <= c->n; i++) {
 			if (c->run_n[i])
-				cmp_side_add(s, i + 1, c->ts + off, c->run_n[i]);
+				cmp_side_add(s, sign * (i + 1), c->ts + off,
+					     c->run_n[i]);
 			off += c->run_n[i];
 		}
 	}
 	if (off < c->n)   /* no run boundaries: one process */
-		cmp_side_add(s, 0, c->ts + off, c->n - off);
+		cmp_side_add(s, sign * (i + 1), c->ts + off, c->n - off);
 }
 
 int
@@ -205,8 +262,8 @@ plot_ratio_ci(const struct rep_cell *num, const struct rep_cell *den,
 	*ratio = *lo = *hi = NAN;
 	if (!num->n || !den->n)
 		return -1;
-	cell_side(den, &a);
-	cell_side(num, &b);
+	cell_side(den, 1, &a);
+	cell_side(num, -1, &b);
 	error_silent++;
 	rc = cmp_compute(&a, &b, &o, &r);
 	error_silent--;
@@ -292,11 +349,12 @@ static void
 report_script(const char *chart, const char *term, int rows, double top,
 	      struct buf *g)
 {
-	script_head(g, term);
+	/* room below for rotated labels of up to TIC_MAX characters */
+	script_head(g, term, 640);
 	buf_adds(g, "set style data histograms\n"
 		 "set style fill solid 0.85 border -1\n"
 		 "set xtics rotate by -25 left\n"
-		 "set bmargin 9\n");
+		 "set bmargin 13\n");
 	buf_addf(g, "set xrange [-0.6:%g]\n", rows - 0.4);
 	if (!strcmp(chart, "throughput")) {
 		buf_adds(g, "set offsets 0, 0, graph 0.12, 0\n"
@@ -440,7 +498,7 @@ plot_history(const struct plot_history_line *lines, size_t n,
 				report_runtime_display(lines[i].runtime) :
 				"runtime not recorded");
 		buf_adds(&d, "\n\n\"x\" ");
-		add_label(&d, title);
+		add_label_max(&d, title, KEY_MAX);
 		buf_adds(&d, " \"lo\" \"hi\" \"os\"\n");
 		free(title);
 		for (k = 0; k < sr->np; k++) {
@@ -488,7 +546,7 @@ plot_history(const struct plot_history_line *lines, size_t n,
 			ncp++;
 		}
 
-	script_head(&g, term);
+	script_head(&g, term, 560);
 	buf_adds(&g, "set title 'history: median tokens/s per session (bars: "
 		 "min–max; dashed: change point)'\n"
 		 "set xtics rotate by -25 left\n"

@@ -306,7 +306,7 @@ add_session(struct store *s, struct provenance *p, int64_t sid,
 static int
 add_envs(struct store *s, struct provenance *p, int64_t sid,
 	 const int64_t *envs, size_t nenvs, const struct store_result *rows,
-	 size_t nrows)
+	 size_t nrows, const struct store_run_facts *f, size_t nf)
 {
 	struct env_rec *er;
 	size_t n, i, j;
@@ -331,6 +331,9 @@ add_envs(struct store *s, struct provenance *p, int64_t sid,
 		e->target = xstrdup(er[i].target);
 		e->fingerprint_json = xstrdup(er[i].fingerprint_json);
 		env_summaries(e, build);
+		for (j = 0; j < nf; j++)
+			e->shim_runs += f[j].environment_id == e->id &&
+					!strcmp(f[j].role, "shim");
 	}
 	for (i = 0; i < n; i++)
 		env_rec_release(&er[i]);
@@ -406,7 +409,8 @@ provenance_from_results(struct store *s, const struct store_result *rows,
 		qsort(sessions, nsessions, sizeof(*sessions), cmp_id);
 	for (i = 0; i < nsessions; i++)
 		if (add_session(s, p, sessions[i], f, nruns, excluded, nex) < 0 ||
-		    add_envs(s, p, sessions[i], envs, nenvs, rows, n) < 0)
+		    add_envs(s, p, sessions[i], envs, nenvs, rows, n, f,
+			     nruns) < 0)
 			goto cleanup;
 	*out = p;
 	p = NULL;
@@ -564,6 +568,7 @@ targets_table(const struct provenance *p, struct table *t)
 			    !strcmp(a->hardware, b->hardware) &&
 			    !strcmp(a->gpu, b->gpu) && !strcmp(a->os, b->os) &&
 			    !strcmp(a->vm, b->vm) &&
+			    !a->shim_runs == !b->shim_runs &&
 			    !strcmp(a->llama_build, b->llama_build) &&
 			    !strcmp(a->llama_bench_sha256,
 				    b->llama_bench_sha256) &&
@@ -594,7 +599,9 @@ targets_table(const struct provenance *p, struct table *t)
 		row[5] = *e->vm ? e->vm : "–";
 		row[6] = or_not_recorded(e->llama_build);
 		row[7] = or_not_recorded(e->llama_bench_sha256);
-		row[8] = *e->shim_sha256 ? e->shim_sha256 : "–";
+		/* a shim ran here: its hash is missing, not absent */
+		row[8] = *e->shim_sha256 ? e->shim_sha256 :
+			e->shim_runs ? not_recorded : "–";
 		table_add_row(t, row);
 		free(sessions);
 		free(ids);
@@ -607,8 +614,8 @@ provenance_tables(const struct provenance *p, struct table *sessions,
 		  struct table *targets, struct table *models)
 {
 	static const char *const scols[] = {
-		"Session#", "Label", "Kind", "Status", "Tampered",
-		"Measured (UTC, from its runs)", "Stored (UTC)", "Runs#",
+		"Session#", "Label", "Status", "Tampered",
+		"Measured (UTC, from its runs)", "Started (UTC)", "Runs#",
 		"Excluded#",
 	};
 	static const char *const mcols[] = {
@@ -627,13 +634,12 @@ provenance_tables(const struct provenance *p, struct table *sessions,
 		snprintf(ex, sizeof(ex), "%zu", s->excluded);
 		row[0] = id;
 		row[1] = or_not_recorded(s->label);
-		row[2] = s->kind;
-		row[3] = s->status;
-		row[4] = s->tampered ? "YES: not verified evidence" : "no";
-		row[5] = m;
-		row[6] = or_not_recorded(s->stored_at);
-		row[7] = runs;
-		row[8] = ex;
+		row[2] = s->status;
+		row[3] = s->tampered ? "YES: not verified evidence" : "no";
+		row[4] = m;
+		row[5] = or_not_recorded(s->stored_at);
+		row[6] = runs;
+		row[7] = ex;
 		table_add_row(sessions, row);
 		free(m);
 	}
@@ -700,7 +706,10 @@ provenance_render_md(const struct provenance *p, const char *title,
 	}
 	if (p->nwarnings)
 		buf_addch(out, '\n');
-	if (*p->measured_from)
+	if (*p->measured_from && !strcmp(p->measured_from, p->measured_to))
+		buf_addf(out, "Measured %s (UTC, the date of the runs "
+			 "themselves).\n\n", p->measured_from);
+	else if (*p->measured_from)
 		buf_addf(out, "Measured %s – %s (UTC, the dates of the runs "
 			 "themselves).\n\n", p->measured_from, p->measured_to);
 	else
@@ -755,9 +764,11 @@ provenance_render_html(const struct provenance *p, const char *title,
 	if (*p->measured_from) {
 		buf_adds(out, "Measured ");
 		html_escape(out, p->measured_from);
-		buf_adds(out, " – ");
-		html_escape(out, p->measured_to);
-		buf_adds(out, " (UTC, the dates of the runs themselves).");
+		if (strcmp(p->measured_from, p->measured_to)) {
+			buf_adds(out, " – ");
+			html_escape(out, p->measured_to);
+		}
+		buf_adds(out, " (UTC, from the runs themselves).");
 	} else {
 		buf_adds(out, "Measured: no run carries a measurement date.");
 	}
@@ -812,11 +823,9 @@ provenance_json(const struct provenance *p, struct jw *w)
 		jw_object(w);
 		jw_kint(w, "id", s->id);
 		kstr_or_null(w, "label", s->label);
-		jw_kstr(w, "kind", s->kind);
 		jw_kstr(w, "status", s->status);
 		jw_kbool(w, "tampered", s->tampered);
-		kstr_or_null(w, "source", s->source);
-		kstr_or_null(w, "stored_at", s->stored_at);
+		kstr_or_null(w, "started_at", s->stored_at);
 		kstr_or_null(w, "measured_from", s->measured_from);
 		kstr_or_null(w, "measured_to", s->measured_to);
 		jw_kint(w, "runs", (int64_t)s->runs);

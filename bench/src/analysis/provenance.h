@@ -46,6 +46,7 @@ struct prov_env {
 	char *fingerprint_json;         /* the whole stored object */
 	char *hardware, *gpu, *os, *vm, *llama_build;  /* summaries; "" unknown */
 	char *llama_bench_sha256, *shim_sha256;   /* "" unknown */
+	size_t shim_runs;               /* selected runs of role shim here */
 };
 
 struct prov_model {

@@ -2,6 +2,7 @@
 #include "cmd/cmd.h"
 #include "analysis/html.h"
 #include "analysis/plot.h"
+#include "analysis/provenance.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
 #include "evidence/store.h"
@@ -69,7 +70,7 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	struct report_opts o = { .format = "md" };
 	const char **args = NULL;
-	size_t nargs;
+	size_t nargs, i;
 	struct selection sel = { 0 };
 	struct report rep = { 0 };
 	struct plot_histories hist = { 0 };
@@ -99,6 +100,10 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 		html_report(&rep, &hist, &out);
 	else
 		report_render(&rep, o.format, &out);
+	/* csv has no room for the provenance: its warnings go to stderr */
+	for (i = 0; !strcmp(o.format, "csv") && rep.prov &&
+	     i < rep.prov->nwarnings; i++)
+		warning("%s", rep.prov->warnings[i]);
 	if (o.output) {
 		if (write_file_atomic(o.output, out.buf, out.len) < 0) {
 			ret = EXIT_ENV;

@@ -408,21 +408,32 @@ cuda_failed(struct pstate *st, const char *line)
 static int
 gpu_device(struct pstate *st, char *line)
 {
-	char *p = strstr(line, "Device "), *name, *field, *save = NULL;
+	char *p = strstr(line, "Device "), *name, *rest, *field, *save = NULL;
 	struct json *dev;
 	const char *kind = st->gpu_ctx;
 	int idx, major, minor;
 	long v;
 
-	if (!p || sscanf(p, "Device %d:", &idx) != 1 ||
+	if (!p || sscanf(p, "Device %d", &idx) != 1 ||
 	    (!strstr(p, ", compute capability") && !strstr(p, ", gfx")))
 		return 0;
-	name = strchr(p, ':') + 1;
+	name = p + strlen("Device ") + strspn(p + strlen("Device "),
+					      "0123456789");
+	if (*name != ':')
+		return 0;
+	/* the name is everything up to the first comma, never empty */
+	rest = strchr(name + 1, ',');
+	if (!rest)
+		return 0;
+	*rest = '\0';
+	field = trim(name + 1);
+	if (!*field)
+		return 0;
 	dev = json_new_object();
 	json_set_num(dev, "index", idx);
-	field = strtok_r(name, ",", &save);
-	json_set_str(dev, "name", trim(field));
-	while ((field = strtok_r(NULL, ",", &save))) {
+	json_set_str(dev, "name", field);
+	for (field = strtok_r(rest + 1, ",", &save); field;
+	     field = strtok_r(NULL, ",", &save)) {
 		field = trim(field);
 		if (sscanf(field, "compute capability %d.%d", &major,
 			   &minor) == 2) {
@@ -1339,8 +1350,9 @@ caps_check_probe(const char *probe_out, size_t len, const char *expect_json,
 }
 
 /*
- * What the probe claims beyond any Apple GPU: an Apple family above
- * the highest that it says is supported.
+ * What the probe claims beyond any Apple GPU: its highest Apple family
+ * (ours: highestFamily.apple in JSON, highest_apple_family= in lines)
+ * or the asked family answered true (the published probe's lines).
  */
 static void
 probe_suspect(const struct json *probe, struct buf *why)
@@ -1350,6 +1362,8 @@ probe_suspect(const struct json *probe, struct buf *why)
 	char *hi = family_name(CAPS_APPLE_FAMILY_HIGHEST);
 	const char *h = hi + strlen("MTLGPUFamily");
 
+	if (!(fam > CAPS_APPLE_FAMILY_HIGHEST))
+		fam = json_num(json_get(probe, "highest_apple_family"));
 	if (!(fam > CAPS_APPLE_FAMILY_HIGHEST)) {
 		double f = json_num(json_get(probe, "family"));
 		if (f > CAPS_APPLE_FAMILY_HIGHEST && f < 2000 &&

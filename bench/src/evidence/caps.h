@@ -35,8 +35,8 @@ struct buf;
  *
  * The summary, in the vocabulary of the real-output corpus
  * (bench/t/fixtures/real/README.md): "backend" ("metal", "cuda", "rocm",
- * "musa", "vulkan", "sycl" or "cpu"; a list in order of appearance when
- * several show; "cpu" only when nothing else does), "devices" (names as
+ * "musa", "vulkan", "sycl", "cann", "opencl" or "cpu"; a list in order
+ * of appearance when several show; "cpu" only when nothing else does), "devices" (names as
  * printed, without Vulkan driver suffixes; the same index and name seen
  * again, by another backend or a later run, counts once; an empty list
  * when the log says no device was found), "gpu_family"

@@ -444,6 +444,12 @@ test_rocm(void)
 	CHECK_SUMMARY(old, "compute_capability", "\"10.3\"");
 	CHECK_SUMMARY("ggml_cuda_init: failed to initialize ROCm: no "
 		      "ROCm-capable device is detected\n", "backend", "\"rocm\"");
+	/* not device lines: no colon after the index, no name */
+	CHECK_SUMMARY("  Device 0 NVIDIA H200, compute capability 9.0\n",
+		      "devices", "(absent)");
+	CHECK_SUMMARY("Device 7, gfx1100\n", "devices", "(absent)");
+	CHECK_SUMMARY("  Device 0:, compute capability 9.0\n", "devices",
+		      "(absent)");
 	/* a partial paste without the found line: gfx says ROCm */
 	CHECK_SUMMARY("  Device 0: Radeon 8060S Graphics, gfx1151 (0x1151), "
 		      "VMM: no, Wave Size: 32\n", "backend", "\"rocm\"");
@@ -656,8 +662,10 @@ test_probe_suspect(void)
 	static const char kv1021_no[] =
 		"device=Apple M1 Ultra\nfamily=1021\n"
 		"supports_family=false\nmax_threadgroup_memory=32768\n";
-	static const char json1021[] =
+	static const char json1020[] =
 		"{\"highestFamily\": {\"apple\": 1020}}";
+	static const char ours20[] =
+		"family=1009\nsupports_family=true\nhighest_apple_family=1020\n";
 	struct buf why = BUF_INIT;
 	char *c;
 
@@ -669,11 +677,16 @@ test_probe_suspect(void)
 	c = caps_with_probe("{}", kv1021_no, strlen(kv1021_no));
 	CHECK(caps_suspect(c, NULL) == 0);
 	free(c);
-	c = caps_with_probe("{}", json1021, strlen(json1021));
+	c = caps_with_probe("{}", json1020, strlen(json1020));
 	CHECK(caps_suspect(c, NULL) == 1);
 	free(c);
 	c = caps_with_probe("{}", cua_probe_shim, strlen(cua_probe_shim));
 	CHECK(caps_suspect(c, NULL) == 0);
+	free(c);
+	c = caps_with_probe("{}", ours20, strlen(ours20));
+	buf_reset(&why);
+	CHECK(caps_suspect(c, &why) == 1);
+	CHECK(strstr(why.buf, "MTLGPUFamilyApple20") != NULL);
 	free(c);
 	buf_release(&why);
 }
