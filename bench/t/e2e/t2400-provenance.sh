@@ -60,7 +60,9 @@ assert s1["status"] == "ok" and s1["tampered"] is False
 assert "kind" not in s1 and "source" not in s1
 assert s1["measured_from"] == "2026-08-09T18:13:03Z" and s1["measured_to"] == "2026-08-09T19:41:47Z"
 assert s1["started_at"].startswith(sys.argv[2]), s1["started_at"]
-assert s1["runs"] == 6 and s1["undated_runs"] == 2 and s1["excluded_runs"] == 0
+# the superseded broad-profile run shows MTLGPUFamilyApple21: a suspect
+# profile, so unverified and excluded
+assert s1["runs"] == 6 and s1["undated_runs"] == 2 and s1["excluded_runs"] == 1
 assert p["measured_from"] == "2026-08-09T18:13:03Z" and p["measured_to"] == "2026-08-10T12:56:53Z"
 envs = {(e["session"], e["target"]): e for e in p["environments"]}
 assert set(envs) == {(1, "host"), (1, "guest"), (2, "host"), (2, "guest")}
@@ -73,7 +75,9 @@ m = {x["name"]: x for x in p["models"]}
 assert m["tinyllama-1.1b-q4_k_m"]["sha256"] == "9fecc3b3cd76bba89d504f29b616eedf7da85b96540e490ca5824d3f7d2776a0"
 assert m["gemma-4-12b-q4_0"]["sessions"] == [2]
 assert m["llama-3.2-3b-instruct-4bit"]["runtime"] == "mlx-lm" and m["llama-3.2-3b-instruct-4bit"]["sha256"] is None
-assert len(p["warnings"]) == 1 and p["warnings"][0].startswith("session 2: ")
+assert len(p["warnings"]) == 2, p["warnings"]
+assert p["warnings"][0] == "session 1: 1 run excluded: injection not verified", p["warnings"]
+assert p["warnings"][1].startswith("session 2: "), p["warnings"]
 assert d["workloads"], "the tables are still there"
 PY
 
