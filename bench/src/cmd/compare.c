@@ -78,10 +78,14 @@ pct(char *out, size_t size, double v)
 	fmt_num(out, size, v * 100, 2);
 }
 
-/* One table row: the comparison of w (its MDE from the default gate). */
+/*
+ * One table row: the comparison of w (its MDE from the default gate). A
+ * p below CMP_P_MIN is written "<1e-300", in JSON the number 1e-300 (a
+ * number column stays numbers); never 0.
+ */
 static void
 compare_row(struct table *t, const struct workload *w,
-	    const struct cmp_result *r, double threshold)
+	    const struct cmp_result *r, double threshold, int json)
 {
 	struct gate_decision d;
 	char cell[ARRAY_SIZE(compare_cols)][64];
@@ -95,7 +99,7 @@ compare_row(struct table *t, const struct workload *w,
 	fmt_num(cell[4], 64, r->ci_lo, 4);
 	fmt_num(cell[5], 64, r->ci_hi, 4);
 	if (r->p_mwu <= CMP_P_MIN)
-		snprintf(cell[6], 64, "<%.0e", CMP_P_MIN);   /* never "0" */
+		snprintf(cell[6], 64, "%s%.0e", json ? "" : "<", CMP_P_MIN);
 	else if (isfinite(r->p_mwu))
 		snprintf(cell[6], 64, "%.3g", r->p_mwu);
 	else
@@ -160,7 +164,8 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
 	for (i = 0; !ret && i < cmp.n; i++)
 		if (cmp.ok[i])
-			compare_row(&t, &cmp.w[i], &cmp.r[i], co.threshold / 100);
+			compare_row(&t, &cmp.w[i], &cmp.r[i], co.threshold / 100,
+				    !strcmp(co.format, "json"));
 	if (!ret && table_render(&t, co.format, &out) < 0)
 		ret = EXIT_USAGE;
 	if (!ret && co.output) {
