@@ -70,6 +70,7 @@ LIB_OBJS += run/session.o
 LIB_OBJS += analysis/stats.o
 LIB_OBJS += analysis/compare.o
 LIB_OBJS += analysis/workload.o
+LIB_OBJS += analysis/outliers.o
 LIB_OBJS += analysis/gate.o
 LIB_OBJS += analysis/changepoint.o
 LIB_OBJS += analysis/report.o

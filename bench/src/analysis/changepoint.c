@@ -257,3 +257,153 @@ cp_edivisive(const double *x, size_t n, size_t min_size, double p_max,
 		prev = (*out)[i].index;
 	}
 }
+
+/* ---- change points of sessions of processes ------------------------------ */
+
+/* One session reduced: the mean of its processes' log medians, their
+ * count, their sum of squares about the mean, and its median. */
+struct cp_red {
+	double m, ss, med;
+	size_t k;
+};
+
+static void
+reduce(const struct cp_session *ss, struct cp_red *r)
+{
+	size_t p, off = 0;
+	double *y = xmalloc((ss->nproc ? ss->nproc : 1) * sizeof(double));
+	size_t k = 0;
+
+	for (p = 0; p < ss->nproc; p++) {
+		double med = stats_median(ss->x + off, ss->plen[p]);
+
+		off += ss->plen[p];
+		if (med > 0 && isfinite(med))
+			y[k++] = log(med);
+	}
+	r->k = k;
+	r->m = 0;
+	for (p = 0; p < k; p++)
+		r->m += y[p];
+	r->m = k ? r->m / (double)k : NAN;
+	r->ss = 0;
+	for (p = 0; p < k; p++)
+		r->ss += (y[p] - r->m) * (y[p] - r->m);
+	r->med = stats_median(ss->x, ss->n);
+	free(y);
+}
+
+/*
+ * The best split of sessions r[0..n) (at least one on each side, n >= 3)
+ * and its two-sided p before the correction for the choice of split.
+ */
+static double
+best_t_split(const struct cp_red *r, size_t n, size_t *at, double *t_out)
+{
+	double ssw = 0, dfw = 0, inv_k = 0, best_p = 2, floor_v, *pre;
+	size_t t, i;
+
+	*at = 0;
+	*t_out = 0;
+	for (i = 0; i < n; i++) {
+		ssw += r[i].ss;
+		dfw += r[i].k > 1 ? (double)(r[i].k - 1) : 0;
+		inv_k += 1.0 / (double)r[i].k;
+	}
+	inv_k /= (double)n;
+	/* prefix sums of the session values and their squares, centred on
+	 * the first (no cancellation for values near each other) */
+	pre = xcalloc(2 * (n + 1), sizeof(double));
+	for (i = 0; i < n; i++) {
+		double d = r[i].m - r[0].m;
+
+		pre[2 * (i + 1)] = pre[2 * i] + d;
+		pre[2 * (i + 1) + 1] = pre[2 * i + 1] + d * d;
+	}
+	floor_v = dfw > 0 ? ssw / dfw * inv_k : 0;
+	for (t = 1; t < n; t++) {
+		double nl = (double)t, nr = (double)(n - t);
+		double sl = pre[2 * t], ql = pre[2 * t + 1];
+		double sr = pre[2 * n] - sl, qr = pre[2 * n + 1] - ql;
+		double ml = sl / nl, mr = sr / nr, v, se, tt, p;
+
+		v = (fmax(ql - nl * ml * ml, 0) + fmax(qr - nr * mr * mr, 0)) /
+		    (double)(n - 2);
+		/* never below what the processes alone imply */
+		if (v < floor_v)
+			v = floor_v;
+		se = sqrt(v * (1 / nl + 1 / nr));
+		if (!(se > 0))
+			continue;
+		tt = (mr - ml) / se;
+		p = stats_t_p2(tt, (double)(n - 2));
+		if (p < best_p) {
+			best_p = p;
+			*at = t;
+			*t_out = tt;
+		}
+	}
+	free(pre);
+	return best_p;
+}
+
+static void
+seg_sessions(const struct cp_red *r, size_t lo, size_t hi, double p_max,
+	     struct cp_change **out, size_t *nout)
+{
+	size_t n = hi - lo, at;
+	double t, p;
+
+	if (n < 3)
+		return;
+	p = best_t_split(r + lo, n, &at, &t);
+	if (!at || !isfinite(p))
+		return;
+	p *= (double)(n - 1);           /* Bonferroni over the splits */
+	if (p > 1)
+		p = 1;
+	if (p > p_max)
+		return;
+	*out = xrealloc(*out, (*nout + 1) * sizeof(**out));
+	(*out)[*nout].index = lo + at;
+	(*out)[*nout].p = p;
+	(*nout)++;
+	seg_sessions(r, lo, lo + at, p_max, out, nout);
+	seg_sessions(r, lo + at, hi, p_max, out, nout);
+}
+
+void
+cp_sessions(const struct cp_session *ss, size_t n, double p_max,
+	    struct cp_change **out, size_t *nout)
+{
+	struct cp_red *r = xcalloc(n ? n : 1, sizeof(*r));
+	double *meds;
+	size_t i, j, kept = 0, prev = 0;
+	size_t *orig = xcalloc(n ? n : 1, sizeof(size_t));
+
+	*out = NULL;
+	*nout = 0;
+	/* sessions without a usable process take no part */
+	for (i = 0; i < n; i++) {
+		reduce(&ss[i], &r[kept]);
+		if (r[kept].k && isfinite(r[kept].m))
+			orig[kept++] = i;
+	}
+	seg_sessions(r, 0, kept, p_max, out, nout);
+	qsort(*out, *nout, sizeof(**out), by_index);
+	meds = xmalloc((kept ? kept : 1) * sizeof(double));
+	for (i = 0; i < kept; i++)
+		meds[i] = r[i].med;
+	for (i = 0; i < *nout; i++) {
+		size_t next = i + 1 < *nout ? (*out)[i + 1].index : kept;
+
+		j = (*out)[i].index;
+		(*out)[i].before = stats_median(meds + prev, j - prev);
+		(*out)[i].after = stats_median(meds + j, next - j);
+		prev = j;
+		(*out)[i].index = orig[j];
+	}
+	free(meds);
+	free(orig);
+	free(r);
+}

@@ -42,4 +42,30 @@ void cp_edivisive(const double *x, size_t n, size_t min_size, double p_max,
  */
 double cp_best_split(const double *x, size_t n, size_t min_size, size_t *at);
 
+/*
+ * Change points in a series of sessions whose samples come in processes
+ * (what `history` uses). Each process is reduced to the log of its
+ * median, each session to the mean of its processes. Binary segmentation
+ * over session boundaries: in a segment of n >= 3 sessions, each split
+ * (at least one session a side) is scored by Welch-free Student t of the
+ * difference of the two sides' mean session values, whose variance per
+ * session is the scatter of the session values about their side's mean
+ * (n - 2 degrees of freedom), never less than the pooled between-process
+ * variance divided by the processes per session (a session holds that
+ * much noise whatever the scatter shows). The best split's two-sided p
+ * times n - 1 (Bonferroni over the splits) must be <= p_max; then both
+ * sides are searched again. Sessions without a positive median take no
+ * part. Power and false alarms: bench/BENCHMARKS.md, docs/statistics.md.
+ */
+struct cp_session {
+	const double *x;        /* all samples, process after process */
+	size_t n;
+	const size_t *plen;     /* samples of each process */
+	size_t nproc;
+};
+/* *out (caller frees), sorted by index (of ss); before/after: medians of
+ * the session medians of the adjacent segments. */
+void cp_sessions(const struct cp_session *ss, size_t n, double p_max,
+		 struct cp_change **out, size_t *nout);
+
 #endif

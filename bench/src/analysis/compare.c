@@ -49,9 +49,8 @@ cmp_side_samples(const struct cmp_side *s)
 	return n;
 }
 
-/* All samples of a side in one array (caller frees). */
-static double *
-side_pool(const struct cmp_side *s, size_t *n)
+double *
+cmp_side_pool(const struct cmp_side *s, size_t *n)
 {
 	double *p;
 	size_t i, k = 0;
@@ -1128,8 +1127,8 @@ cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 	int nb = o->boot > 10 ? o->boot : 10;
 
 	memset(r, 0, sizeof(*r));
-	pa = side_pool(a, &r->na);
-	pb = side_pool(b, &r->nb);
+	pa = cmp_side_pool(a, &r->na);
+	pb = cmp_side_pool(b, &r->nb);
 	r->ka = a->nproc;
 	r->kb = b->nproc;
 	if (!r->na || !r->nb) {

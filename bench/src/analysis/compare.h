@@ -47,6 +47,9 @@ void cmp_side_add(struct cmp_side *s, int64_t run_id, const double *x,
 		  size_t n);
 void cmp_side_release(struct cmp_side *s);
 size_t cmp_side_samples(const struct cmp_side *s);
+/* All samples of a side in one array, process after process (caller
+ * frees); *n gets their count. */
+double *cmp_side_pool(const struct cmp_side *s, size_t *n);
 
 struct cmp_opts {
 	uint64_t seed;        /* bootstrap PRNG seed */

@@ -1,5 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/gate.h"
+#include "analysis/outliers.h"
+#include "analysis/provenance.h"
 #include "analysis/stats.h"
 #include "analysis/workload.h"
 #include "evidence/store.h"
@@ -310,13 +312,17 @@ gate_store_floor(struct store *s, const struct workload_group *g,
 		 const struct gate_calib *c, const struct gate_calib_opts *o)
 {
 	struct noise_rec nr = { 0 };
-	char *det = xstrfmt("{\"threshold\": %g, \"alpha\": %g, "
-			    "\"mde_k3\": %g, \"mde_k5\": %g, "
-			    "\"samples_per_process\": %g}",
-			    o->threshold, o->alpha, c->mde[1], c->mde[2],
-			    c->samples_per_process);
+	struct buf det = BUF_INIT;
 	int rc;
 
+	buf_addf(&det, "{\"threshold\": %g, \"alpha\": %g, \"mde_k3\": %g, "
+		 "\"mde_k5\": %g, \"samples_per_process\": %g, "
+		 "\"variant\": ", o->threshold, o->alpha, c->mde[1], c->mde[2],
+		 c->samples_per_process);
+	buf_add_json_str(&det, g->variant);
+	buf_adds(&det, ", \"configuration\": ");
+	buf_add_json_str(&det, g->config ? g->config->canon : "");
+	buf_adds(&det, "}");
 	nr.identity = g->identity;
 	nr.target = g->target;
 	nr.model = g->model;
@@ -327,10 +333,18 @@ gate_store_floor(struct store *s, const struct workload_group *g,
 	nr.within_cv = c->within_cv;
 	nr.between_cv = c->between_cv;
 	nr.mde = c->mde[0];
-	nr.details_json = det;
+	nr.details_json = det.buf;
 	rc = store_noise_add(s, &nr);
-	free(det);
+	buf_release(&det);
 	return rc;
+}
+
+int
+gate_calib_valid(const struct gate_calib *c)
+{
+	return c->processes >= 3 && isfinite(c->within_cv) &&
+	       c->within_cv >= 0 && isfinite(c->between_cv) &&
+	       c->between_cv >= 0 && isfinite(c->mde[0]);
 }
 
 int
@@ -338,19 +352,32 @@ gate_calibration_run(struct store *s, const char *from, const char *power,
 		     double simulate, const struct gate_calib_opts *o,
 		     struct gate_calibration *out)
 {
-	struct store_result *rows = NULL, *prow = NULL;
-	size_t nrows = 0, np = 0, j;
-	int ret = -1;
+	struct workload_rows rows, prow;
+	size_t j, i;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if (workload_load(s, from, &rows, &nrows) < 0 ||
-	    (power && workload_load(s, power, &prow, &np) < 0))
+	memset(&prow, 0, sizeof(prow));
+	ret = workload_load(s, from, &rows);
+	if (ret == 0 && power)
+		ret = workload_load(s, power, &prow);
+	if (ret < 0)
 		goto cleanup;
-	workload_groups(rows, nrows, &out->g, &out->n);
-	if (!out->n) {
-		error("nothing matches '%s'", from);
+	out->left_out = workload_left_out_words(&rows);
+	out->included = workload_included_words(rows.r, rows.n);
+	for (i = 0; i < rows.n && !workload_row_usable(&rows.r[i]); i++)
+		;
+	if (i == rows.n) {
+		char *m = workload_nothing_words(&rows);
+
+		error("%s", m);
+		free(m);
+		ret = -3;
 		goto cleanup;
 	}
+	ret = workload_groups(rows.r, rows.n, &out->g, &out->n);
+	if (ret < 0)
+		goto cleanup;
 	out->c = xcalloc(out->n, sizeof(*out->c));
 	out->ok = xcalloc(out->n, sizeof(*out->ok));
 	for (j = 0; j < out->n; j++) {
@@ -362,16 +389,22 @@ gate_calibration_run(struct store *s, const char *from, const char *power,
 			continue;
 		}
 		if (power)
-			workload_side_of(prow, np, out->g[j].model,
-					 out->g[j].test, &cand);
+			workload_side_of(prow.r, prow.n, &out->g[j], &cand);
 		out->ok[j] = gate_calibrate(&out->g[j], power ? &cand : NULL,
 					    o, &out->c[j]) == 0;
+		if (out->ok[j] && !gate_calib_valid(&out->c[j])) {
+			error("'%s %s': the noise floor is not a finite number "
+			      "(within-process CV %g, between-process CV %g)",
+			      out->g[j].model, out->g[j].test,
+			      out->c[j].within_cv, out->c[j].between_cv);
+			out->ok[j] = 0;
+		}
 		cmp_side_release(&cand);
 	}
 	ret = 0;
 cleanup:
-	store_results_free(rows, nrows);
-	store_results_free(prow, np);
+	workload_rows_release(&rows);
+	workload_rows_release(&prow);
 	return ret;
 }
 
@@ -381,6 +414,8 @@ gate_calibration_release(struct gate_calibration *c)
 	workload_groups_free(c->g, c->n);
 	free(c->c);
 	free(c->ok);
+	free(c->left_out);
+	free(c->included);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -494,7 +529,8 @@ auto_selection(const struct selection *sel, int64_t session)
 	return buf_detach(&b, NULL);
 }
 
-/* Candidate selection without variant, role and target keys. */
+/* Candidate selection without variant, role and target keys, counting
+ * everything (the shim run checks look at every run). */
 static char *
 session_selection(const struct selection *sel)
 {
@@ -508,49 +544,118 @@ session_selection(const struct selection *sel)
 		    !strcmp(k, "target") || !strcmp(k, "verification") ||
 		    !strcmp(k, "status"))
 			continue;
-		buf_addf(&b, "%s%s=%s", b.len ? "," : "", k, sel->values[i]);
+		buf_addf(&b, "%s=%s,", k, sel->values[i]);
 	}
+	buf_adds(&b, "include=all");
+	return buf_detach(&b, NULL);
+}
+
+/* 1 when r counts under the default plus the SEL_* bits of inc. */
+static int
+row_counted(const struct store_result *r, unsigned inc)
+{
+	if (r->session_tampered && !(inc & SEL_TAMPERED))
+		return 0;
+	if (strcmp(r->run_status, "ok") && !(inc & SEL_PARTIAL))
+		return 0;
+	if (!strcmp(r->session_status, "ok"))
+		return 1;
+	if (!strcmp(r->session_status, "failed"))
+		return !!(inc & SEL_FAILED);
+	if (!strcmp(r->session_status, "interrupted"))
+		return !!(inc & SEL_INTERRUPTED);
+	return !!(inc & SEL_UNFINISHED);
+}
+
+/* "session 2 (OS build 24A200)", "sessions 1, 3 (OS builds A, B)" of
+ * the usable rows (caller frees). */
+static char *
+side_words(const struct store_result *r, size_t n)
+{
+	int64_t *ss = NULL;
+	char **ob = NULL;
+	size_t ns = 0, nb = 0, i, j;
+	struct buf b = BUF_INIT;
+
+	for (i = 0; i < n; i++) {
+		if (!workload_row_usable(&r[i]))
+			continue;
+		for (j = 0; j < ns && ss[j] != r[i].session_id; j++)
+			;
+		if (j == ns) {
+			ss = xrealloc(ss, (ns + 1) * sizeof(*ss));
+			ss[ns++] = r[i].session_id;
+		}
+		for (j = 0; j < nb && strcmp(ob[j], r[i].os_build); j++)
+			;
+		if (j == nb)
+			ob = strv_push(ob, &nb, xstrdup(r[i].os_build));
+	}
+	buf_addf(&b, "session%s ", ns == 1 ? "" : "s");
+	for (i = 0; i < ns && i < 8; i++)
+		buf_addf(&b, "%s%lld", i ? ", " : "", (long long)ss[i]);
+	if (ns > 8)
+		buf_addf(&b, " and %zu more", ns - 8);
+	buf_addf(&b, " (OS build%s ", nb == 1 ? "" : "s");
+	for (i = 0; i < nb; i++)
+		buf_addf(&b, "%s%s", i ? ", " : "", *ob[i] ? ob[i] : "unknown");
+	buf_adds(&b, ")");
+	free(ss);
+	strv_free(ob);
 	return buf_detach(&b, NULL);
 }
 
 /*
- * --baseline auto: the most recent other session whose fingerprint
- * equals the candidate's on everything but OS version and build. Sets
- * rep->baseline and the auto_* fields; -1 after error() when none.
+ * --baseline auto: the most recently measured other session that counts
+ * (status ok, not tampered) whose fingerprint equals the candidate's on
+ * everything but OS version and build. Sets rep->baseline and the auto_*
+ * fields; -3 after error() when there is none.
  */
 static int
 resolve_auto(struct store *s, const char *cand_text,
 	     const struct store_result *rb, size_t nb, struct gate_report *rep)
 {
-	char *bi = NULL, *ob = NULL;
-	int64_t sess = 0;
+	struct store_baseline bl;
+	const char *measured = "";
 	struct selection p;
-	size_t i;
-	int found = 0;
+	size_t i, e;
 
-	for (i = 0; i < nb && !rb[i].environment_id; i++)
+	for (e = 0; e < nb && !(rb[e].environment_id && *rb[e].base_identity);
+	     e++)
 		;
-	if (i < nb && store_environment_base(s, rb[i].environment_id,
-					     &bi, &ob) == 1 && *bi)
-		found = store_latest_session_base(s, bi, ob, rb[i].session_id,
-						  &sess);
-	if (found != 1) {
-		free(bi);
-		free(ob);
-		return error("--baseline auto: no other session has the "
-			     "candidate's fingerprint with another OS build%s",
-			     i < nb ? "" : " (the candidate has no fingerprint)");
+	if (e == nb)
+		return error("--baseline auto: the candidate has no "
+			     "fingerprint to pair on"), -3;
+	for (i = 0; i < nb; i++)
+		if (strcmp(rb[i].measured_at, measured) > 0)
+			measured = rb[i].measured_at;
+	if (store_baseline_auto(s, rb[e].base_identity, rb[e].os_build,
+				rb[e].session_id, measured, &bl) < 0)
+		return -1;
+	if (!bl.session) {
+		error("--baseline auto: no other session that counts has the "
+		      "candidate's fingerprint with another OS build%s%s",
+		      *bl.skipped ? "; passed over: " : "", bl.skipped);
+		store_baseline_release(&bl);
+		return -3;
 	}
 	if (selection_parse(cand_text, &p) < 0) {
-		free(bi);
-		free(ob);
-		return -1;
+		store_baseline_release(&bl);
+		return -2;
 	}
-	rep->baseline = auto_selection(&p, sess);
+	rep->baseline = auto_selection(&p, bl.session);
 	selection_free(&p);
-	rep->auto_session = sess;
-	rep->auto_os_build = ob;
-	rep->auto_base = bi;
+	rep->auto_session = bl.session;
+	rep->auto_os_build = xstrdup(rb[e].os_build);
+	rep->auto_base = xstrdup(rb[e].base_identity);
+	rep->auto_reason = xstrfmt(
+		"the most recently measured session (%s, OS build %s) with the "
+		"candidate's base fingerprint %.12s and another OS build than "
+		"%s that counts (status ok, not tampered)%s%s",
+		*bl.measured ? bl.measured : "date unknown", bl.os_build,
+		rb[e].base_identity, rb[e].os_build,
+		*bl.skipped ? "; passed over: " : "", bl.skipped);
+	store_baseline_release(&bl);
 	return 0;
 }
 
@@ -561,16 +666,41 @@ workload_check(struct store *s, const struct gate_opts *o,
 {
 	struct gate_check *k;
 	struct cmp_opts copt = o->cmp;
+	char *what;
 
 	k = add_check(rep, "workload", w->name, GATE_PASS, NULL);
 	k->threshold = threshold_for(o, w->test);
 	copt.between_cv = workload_calibrated(s, w);
+	what = xstrfmt("%s (baseline)", w->name);
+	outliers_side(&w->a, what, &rep->warn);
+	free(what);
+	what = xstrfmt("%s (candidate)", w->name);
+	outliers_side(&w->b, what, &rep->warn);
+	free(what);
+	if (w->idents_a > 1 || w->idents_b > 1)
+		warnings_add(&rep->warn, xstrfmt(
+			"%s: the %s pools sessions %s of %zu different "
+			"fingerprints", w->name, w->idents_a > 1 ? "baseline" :
+			"candidate", w->idents_a > 1 ? w->sessions_a :
+			w->sessions_b, w->idents_a > 1 ? w->idents_a :
+			w->idents_b));
 	if (cmp_compute(&w->a, &w->b, &copt, &k->r) < 0) {
 		k->verdict = GATE_INCONCLUSIVE;
 		k->message = xstrdup(error_last());
 		return;
 	}
 	k->has_stats = 1;
+	{
+		double *xa, *xb;
+		size_t na, nb;
+
+		xa = cmp_side_pool(&w->a, &na);
+		xb = cmp_side_pool(&w->b, &nb);
+		outliers_effect(xa, na, xb, nb, k->r.ratio, w->name,
+				"the baseline", "the candidate", &rep->warn);
+		free(xa);
+		free(xb);
+	}
 	gate_decide(&k->r, k->threshold, o->alpha, o->mode, &k->d);
 	k->verdict = k->d.verdict;
 	if (((long)k->r.na < o->min_samples || (long)k->r.nb < o->min_samples) &&
@@ -586,32 +716,65 @@ workload_check(struct store *s, const struct gate_opts *o,
 /* The workload checks against the baseline. */
 static int
 baseline_checks(struct store *s, const struct gate_opts *o,
-		const struct store_result *rb, size_t nb,
-		struct gate_report *rep)
+		const struct workload_rows *cand, struct gate_report *rep)
 {
-	struct store_result *ra = NULL;
+	struct workload_rows ra;
 	struct workload *w = NULL;
-	size_t na = 0, nw = 0, oa = 0, ob = 0, i;
-	int ret = -1;
+	size_t nw = 0, oa = 0, ob = 0, i;
+	char *why = NULL, *lo;
+	int ret;
 
-	if (workload_load(s, rep->baseline, &ra, &na) < 0)
+	ret = workload_load(s, rep->baseline, &ra);
+	if (ret < 0)
 		goto cleanup;
-	if (workload_match(ra, na, rb, nb, &w, &nw, &oa, &ob) < 0) {
-		ret = -2;
+	for (i = 0; i < ra.n && !workload_row_usable(&ra.r[i]); i++)
+		;
+	if (i == ra.n) {
+		char *m = workload_nothing_words(&ra);
+
+		error("baseline: %s", m);
+		free(m);
+		ret = -3;
 		goto cleanup;
 	}
+	lo = workload_left_out_words(&ra);
+	if (*lo)
+		warnings_add(&rep->warn, xstrfmt("baseline: left out %s", lo));
+	free(lo);
+	lo = workload_included_words(ra.r, ra.n);
+	if (*lo)
+		warnings_add(&rep->warn, xstrfmt("baseline counts what the "
+						 "defaults leave out: %s", lo));
+	free(lo);
+	ret = workload_match(ra.r, ra.n, cand->r, cand->n, &w, &nw, &oa, &ob,
+			     &why);
+	if (ret < 0)
+		goto cleanup;
 	if (!nw) {
 		error("nothing comparable between '%s' and '%s' (%zu workloads "
-		      "only in the baseline, %zu only in the candidate)",
-		      rep->baseline, o->candidate, oa, ob);
+		      "only in the baseline, %zu only in the candidate)%s%s",
+		      rep->baseline, o->candidate, oa, ob,
+		      *why ? ": " : "", why);
+		ret = -4;
+		goto cleanup;
+	}
+	if (oa || ob)
+		warnings_add(&rep->warn, xstrfmt(
+			"%zu workloads only in the baseline, %zu only in the "
+			"candidate: not gated%s%s", oa, ob, *why ? " (" : "",
+			*why ? why : ""));
+	rep->baseline_words = side_words(ra.r, ra.n);
+	if (provenance_from_results(s, ra.r, ra.n, &rep->prov_baseline) < 0) {
+		ret = -1;
 		goto cleanup;
 	}
 	for (i = 0; i < nw; i++)
 		workload_check(s, o, &w[i], rep);
 	ret = 0;
 cleanup:
+	free(why);
 	workloads_free(w, nw);
-	store_results_free(ra, na);
+	workload_rows_release(&ra);
 	return ret;
 }
 
@@ -683,40 +846,57 @@ shim_speedup_check(struct store *s, const struct gate_opts *o,
 }
 
 /*
- * The shim checks on the candidate: every shim run verified and ok, and
- * per workload the shim / stock speedup confidently above the floor.
+ * The shim checks on the candidate: every shim run verified and ok
+ * (every run the candidate's session keys select, counted or not: a
+ * failed session's unverified shim is exactly what this catches), and
+ * per workload the shim / stock speedup confidently above the floor (of
+ * the rows that count).
  */
 static int
-shim_checks(struct store *s, const struct gate_opts *o,
+shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 	    struct gate_report *rep)
 {
 	struct selection sel;
-	struct store_result *rows = NULL, *stock = NULL, *shim = NULL;
+	struct workload_rows rows;
+	struct store_result *stock = NULL, *shim = NULL;
 	struct workload *w = NULL;
-	size_t nrows = 0, ns = 0, nh = 0, nw = 0, oa, ob, i, bad = 0;
+	size_t ns = 0, nh = 0, nw = 0, oa, ob, i, bad = 0, uncounted = 0;
+	size_t shims = 0;
 	char *text;
 	int ret = -1;
 
 	if (selection_parse(o->candidate, &sel) < 0)
-		return -1;
+		return -2;
 	text = session_selection(&sel);
 	selection_free(&sel);
-	if (workload_load(s, text, &rows, &nrows) < 0)
+	memset(&rows, 0, sizeof(rows));
+	ret = workload_load(s, text, &rows);
+	if (ret < 0)
 		goto cleanup;
-	/* Shallow partitions: the rows stay owned by rows[]. */
-	stock = xcalloc(nrows ? nrows : 1, sizeof(*stock));
-	shim = xcalloc(nrows ? nrows : 1, sizeof(*shim));
-	for (i = 0; i < nrows; i++) {
-		if (!strcmp(rows[i].role, "shim")) {
-			if (shim_run_check(&rows[i], rep))
+	ret = -1;
+	/* Shallow partitions: the rows stay owned by rows. */
+	stock = xcalloc(rows.n ? rows.n : 1, sizeof(*stock));
+	shim = xcalloc(rows.n ? rows.n : 1, sizeof(*shim));
+	for (i = 0; i < rows.n; i++) {
+		const struct store_result *r = &rows.r[i];
+		int counted = row_counted(r, inc);
+
+		if (!strcmp(r->role, "shim")) {
+			shims++;
+			if (shim_run_check(r, rep))
 				bad++;
+			else if (counted)
+				shim[nh++] = *r;
 			else
-				shim[nh++] = rows[i];
-		} else if (!strcmp(rows[i].role, "stock")) {
-			stock[ns++] = rows[i];
+				uncounted++;
+		} else if (!strcmp(r->role, "stock")) {
+			if (counted)
+				stock[ns++] = *r;
+			else
+				uncounted++;
 		}
 	}
-	if (!nh && !bad) {
+	if (!shims) {
 		add_check(rep, "shim-verified", "shim runs", GATE_REGRESSION,
 			  xstrfmt("the candidate '%s' has no shim runs",
 				  o->candidate));
@@ -726,12 +906,20 @@ shim_checks(struct store *s, const struct gate_opts *o,
 	if (!bad)
 		add_check(rep, "shim-verified", "shim runs", GATE_PASS,
 			  xstrfmt("%zu shim results, every run "
-				  "injection-verified", nh));
-	if (workload_match(stock, ns, shim, nh, &w, &nw, &oa, &ob) < 0)
+				  "injection-verified", shims));
+	if (workload_match(stock, ns, shim, nh, &w, &nw, &oa, &ob, NULL) < 0) {
+		ret = -2;
 		goto cleanup;
+	}
 	for (i = 0; i < nw; i++)
 		shim_speedup_check(s, o, &w[i], rep);
-	if (!nw && !bad)
+	if (!nw && !bad && uncounted)
+		add_check(rep, "shim-speedup", "shim / stock", GATE_INCONCLUSIVE,
+			  xstrfmt("the candidate's stock and shim results do "
+				  "not count (a tampered, failed, interrupted "
+				  "or partial session or run); include them "
+				  "explicitly (include=...) to gate them"));
+	else if (!nw && !bad)
 		add_check(rep, "shim-speedup", "shim / stock", GATE_REGRESSION,
 			  xstrfmt("no stock run to compare the shim with in "
 				  "'%s'", text));
@@ -740,7 +928,7 @@ cleanup:
 	workloads_free(w, nw);
 	free(stock);
 	free(shim);
-	store_results_free(rows, nrows);
+	workload_rows_release(&rows);
 	free(text);
 	return ret;
 }
@@ -749,31 +937,66 @@ int
 gate_evaluate(struct store *s, const struct gate_opts *o,
 	      struct gate_report *rep)
 {
-	struct store_result *rb = NULL;
-	size_t nb = 0, i;
-	int ret = -1;
+	struct workload_rows rb;
+	size_t i;
+	int ret, counts;
+	char *words;
 
 	memset(rep, 0, sizeof(*rep));
-	if (workload_load(s, o->candidate, &rb, &nb) < 0)
+	rep->alpha = o->alpha;
+	ret = workload_load(s, o->candidate, &rb);
+	if (ret < 0)
 		goto cleanup;
-	if (!nb) {
-		error("nothing matches the candidate '%s'", o->candidate);
+	if (!rb.n && !rb.nlo) {
+		error("nothing matched the selection '%s' (the candidate)",
+		      o->candidate);
+		ret = -3;
 		goto cleanup;
 	}
-	if (o->baseline && !strcmp(o->baseline, "auto")) {
-		if (resolve_auto(s, o->candidate, rb, nb, rep) < 0)
+	for (i = 0; i < rb.n && !workload_row_usable(&rb.r[i]); i++)
+		;
+	counts = i < rb.n;
+	words = workload_left_out_words(&rb);
+	if (*words)
+		warnings_add(&rep->warn, xstrfmt("candidate: left out %s", words));
+	free(words);
+	words = workload_included_words(rb.r, rb.n);
+	if (*words)
+		warnings_add(&rep->warn, xstrfmt("candidate counts what the "
+						 "defaults leave out: %s",
+						 words));
+	free(words);
+	rep->candidate_words = counts ? side_words(rb.r, rb.n) :
+			       xstrdup("nothing that counts");
+	if (counts && provenance_from_results(s, rb.r, rb.n,
+					      &rep->prov_candidate) < 0) {
+		ret = -1;
+		goto cleanup;
+	}
+	if (o->baseline && !counts) {
+		char *m = workload_nothing_words(&rb);
+
+		add_check(rep, "workload", "candidate", GATE_INCONCLUSIVE,
+			  xstrfmt("%s: no verdict on data that does not count",
+				  m));
+		free(m);
+	} else if (o->baseline && !strcmp(o->baseline, "auto")) {
+		ret = resolve_auto(s, o->candidate, rb.r, rb.n, rep);
+		if (ret < 0)
 			goto cleanup;
 	} else if (o->baseline) {
 		rep->baseline = xstrdup(o->baseline);
 	}
 	if (rep->baseline) {
-		ret = baseline_checks(s, o, rb, nb, rep);
+		ret = baseline_checks(s, o, &rb, rep);
 		if (ret < 0)
 			goto cleanup;
-		ret = -1;
 	}
-	if (o->shim_floor > 0 && shim_checks(s, o, rep) < 0)
-		goto cleanup;
+	if (o->shim_floor > 0) {
+		ret = shim_checks(s, o, rb.include, rep);
+		if (ret < 0)
+			goto cleanup;
+	}
 	for (i = 0; i < rep->n; i++) {
 		const struct gate_check *k = &rep->checks[i];
 
@@ -784,7 +1007,7 @@ gate_evaluate(struct store *s, const struct gate_opts *o,
 	}
 	ret = 0;
 cleanup:
-	store_results_free(rb, nb);
+	workload_rows_release(&rb);
 	return ret;
 }
 
@@ -802,5 +1025,11 @@ gate_report_release(struct gate_report *rep)
 	free(rep->baseline);
 	free(rep->auto_os_build);
 	free(rep->auto_base);
+	free(rep->auto_reason);
+	free(rep->baseline_words);
+	free(rep->candidate_words);
+	provenance_free(rep->prov_baseline);
+	provenance_free(rep->prov_candidate);
+	warnings_release(&rep->warn);
 	memset(rep, 0, sizeof(*rep));
 }

@@ -11,6 +11,7 @@
  */
 
 #include "analysis/compare.h"
+#include "analysis/outliers.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -122,6 +123,9 @@ int gate_calibrate(const struct workload_group *g, const struct cmp_side *cand,
  */
 void gate_simulate(const struct workload_group *g, double slowdown,
 		   const struct gate_calib_opts *o, struct gate_calib *out);
+/* 1 when c is a floor that may be stored: 3 processes or more, every
+ * figure a finite non-negative number. */
+int gate_calib_valid(const struct gate_calib *c);
 /* Stores the noise floor of g measured in c; 0, or -1 after error(). */
 int gate_store_floor(struct store *s, const struct workload_group *g,
 		     const struct gate_calib *c, const struct gate_calib_opts *o);
@@ -130,9 +134,12 @@ int gate_store_floor(struct store *s, const struct workload_group *g,
  * calibrate: the groups of A/A processes of selection from, each
  * calibrated, or, with simulate >= 0, simulated with that slowdown;
  * with power (a selection, or NULL), power trials against its processes
- * of the same model and test. ok[i] is 0 for a group that could not be
- * calibrated (error() said why: fewer than 3 processes). Returns 0; -1
- * after error() when the store fails or nothing matches. Release with
+ * of the same model, test and configuration. ok[i] is 0 for a group that
+ * could not be calibrated (error() said why: fewer than 3 processes, a
+ * floor that is not a finite number). Returns 0; -1 after error() when
+ * the store fails; -2 after error() when a selection is bad or mixes
+ * configurations (workload_groups() names what differs); -3 after
+ * error() when it holds nothing that counts. Release with
  * gate_calibration_release() whatever the return.
  */
 struct gate_calibration {
@@ -140,6 +147,7 @@ struct gate_calibration {
 	struct gate_calib *c;
 	int *ok;
 	size_t n;
+	char *left_out, *included;  /* in words; "" nothing */
 };
 int gate_calibration_run(struct store *s, const char *from, const char *power,
 			 double simulate, const struct gate_calib_opts *o,
@@ -177,23 +185,34 @@ struct gate_check {
 	double threshold;
 };
 
+struct provenance;
 struct gate_report {
 	struct gate_check *checks;
 	size_t n;
 	int regressions, inconclusive;
 	int most_k;                /* the largest need_k of inconclusive checks */
+	double alpha;              /* one-sided: bounds at 1 - alpha */
 	char *baseline;            /* the baseline selection used, or NULL */
 	int64_t auto_session;      /* --baseline auto: the session picked */
 	char *auto_os_build;       /* ... the candidate's OS build */
 	char *auto_base;           /* ... and base fingerprint identity */
+	char *auto_reason;         /* ... why that one, what was passed over */
+	char *baseline_words;      /* "session 1 (OS build 24A100)"; NULL */
+	char *candidate_words;
+	struct provenance *prov_baseline, *prov_candidate;   /* NULL: none */
+	struct warnings warn;      /* outliers, left out, pooled fingerprints */
 };
 
 /*
  * Runs the gate of o over s into *rep (release it with
- * gate_report_release() whatever the return). Returns 0; -1 after
- * error() when the store fails, nothing matches or nothing is
- * comparable; -2 after error() when the selections mix variants that
- * cannot be paired (a usage error).
+ * gate_report_release() whatever the return). A candidate that matched
+ * only data the defaults leave out (a tampered, failed or interrupted
+ * session, partial runs) gets an inconclusive check saying so; the shim
+ * run checks still look at every run it selects. Returns 0; -1 after
+ * error() when the store fails; -2 after error() when a selection is
+ * bad or mixes variants that cannot be paired (a usage error); -3 after
+ * error() when a selection matches nothing (or, --baseline auto, no
+ * session qualifies); -4 after error() when nothing is comparable.
  */
 int gate_evaluate(struct store *s, const struct gate_opts *o,
 		  struct gate_report *rep);

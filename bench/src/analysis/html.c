@@ -113,11 +113,16 @@ html_report(const struct report *r, const struct plot_histories *h,
 	buf_adds(out, " Who and what was measured: <a href=\"#provenance\">"
 		 "provenance</a>.</p>\n");
 	/* what the numbers must not be read without, before the numbers */
-	if (r->prov && r->prov->nwarnings) {
+	if ((r->prov && r->prov->nwarnings) || r->warn.n) {
 		buf_adds(out, "<ul class=\"warnings\" id=\"warnings\">\n");
-		for (i = 0; i < r->prov->nwarnings; i++) {
+		for (i = 0; r->prov && i < r->prov->nwarnings; i++) {
 			buf_adds(out, "<li><strong>Warning:</strong> ");
 			html_escape(out, r->prov->warnings[i]);
+			buf_adds(out, "</li>\n");
+		}
+		for (i = 0; i < r->warn.n; i++) {
+			buf_adds(out, "<li><strong>Warning:</strong> ");
+			html_escape(out, r->warn.v[i]);
 			buf_adds(out, "</li>\n");
 		}
 		buf_adds(out, "</ul>\n");

@@ -711,19 +711,13 @@ plot_histories_load(struct store *s, const struct selection *sel,
 		c.measured = xcalloc(c.ns, sizeof(*c.measured));
 		for (j = 0; j < c.ns; j++) {
 			const struct workload_series *sr = &c.sr[j];
-			double *med = xmalloc((sr->np ? sr->np : 1) *
-					      sizeof(double));
 
 			c.measured[j] = xcalloc(sr->np + 1, sizeof(char *));
-			for (k = 0; k < sr->np; k++) {
-				med[k] = stats_median(sr->p[k].x, sr->p[k].n);
+			for (k = 0; k < sr->np; k++)
 				c.measured[j][k] = xstrdup(date_of(dates, ndates,
 							   sr->p[k].session));
-			}
-			cp_edivisive(med, sr->np, 1, PLOT_HISTORY_P,
-				     PLOT_HISTORY_PERMS, PLOT_HISTORY_SEED,
-				     &c.cp[j], &c.ncp[j]);
-			free(med);
+			workload_changepoints(sr, PLOT_HISTORY_P, &c.cp[j],
+					      &c.ncp[j]);
 		}
 		out->c = xrealloc(out->c, (out->n + 1) * sizeof(*out->c));
 		out->c[out->n++] = c;

@@ -57,7 +57,7 @@ int plot_ratio_ci(const struct rep_cell *num, const struct rep_cell *den,
  * one point per session: the median of its samples, min-max bars), the
  * x axis the sessions of all lines in store order (labelled "#ID DATE"),
  * each point labelled with its OS build where it changes, and each
- * change point (analysis/changepoint.h, over the session medians) marked
+ * change point (analysis/workload.h workload_changepoints) marked
  * with a dashed line before the session that starts the new segment and
  * the shift in percent.
  */
@@ -76,12 +76,10 @@ int plot_history(const struct plot_history_line *lines, size_t n,
 /*
  * The history charts of a report's selection: one per workload (model,
  * runtime, test) that some series measured in two sessions or more,
- * with its series as lines and their change points (p <= 0.05, 999
- * permutations, seed 1: history's defaults). Titles name the workload.
+ * with its series as lines and their change points (p <= 0.05:
+ * history's default). Titles name the workload.
  */
 #define PLOT_HISTORY_P 0.05
-#define PLOT_HISTORY_PERMS 999
-#define PLOT_HISTORY_SEED 1
 struct plot_hist_chart {
 	char *title;                 /* "LABEL (RUNTIME) TEST" */
 	struct workload_series *sr;

@@ -336,28 +336,88 @@ render_csv(const struct report *r, struct buf *out)
 	table_release(&t);
 }
 
+/* The configuration fields that vary among the workloads of any one
+ * runtime of the report (sorted, strv_free()). */
+static char **
+varying_fields(const struct report *r)
+{
+	char **all = xcalloc(1, sizeof(char *)), **rts = xcalloc(1, sizeof(char *));
+	size_t na = 0, nr = 0, i, j, k;
+
+	for (i = 0; i < r->n; i++) {
+		for (j = 0; j < nr && strcmp(rts[j], r->w[i].runtime); j++)
+			;
+		if (j == nr)
+			rts = strv_push(rts, &nr, xstrdup(r->w[i].runtime));
+	}
+	for (j = 0; j < nr; j++) {
+		char **vary, **same;
+
+		report_config_fields(r, rts[j], &vary, &same);
+		for (i = 0; vary[i]; i++) {
+			for (k = 0; k < na && strcmp(all[k], vary[i]); k++)
+				;
+			if (k == na)
+				all = strv_push(all, &na, xstrdup(vary[i]));
+		}
+		strv_free(vary);
+		strv_free(same);
+	}
+	strv_free(rts);
+	return all;
+}
+
+/*
+ * A table of columns head[0..2), the varying fields, then tail[]: the
+ * names built here (the caller frees them with strv_free()).
+ */
+static char **
+columns(const char *const *head, size_t nh, char *const *vary,
+	const char *const *tail, size_t nt, size_t *ncols)
+{
+	char **c = xcalloc(1, sizeof(char *));
+	size_t n = 0, i;
+
+	for (i = 0; i < nh; i++)
+		c = strv_push(c, &n, xstrdup(head[i]));
+	for (i = 0; vary[i]; i++)
+		c = strv_push(c, &n, xstrdup(vary[i]));
+	for (i = 0; i < nt; i++)
+		c = strv_push(c, &n, xstrdup(tail[i]));
+	*ncols = n;
+	return c;
+}
+
 /* The headline table: one row per workload with a bare-metal, stock or
- * shim run. */
+ * shim run; the configuration fields that vary are columns. */
 void
 report_headline_table(const struct report *r, struct table *t)
 {
-	static const char *const cols[] = {
-		"Workload", "Test", "Bare-metal host#", "Stock guest#",
-		"Shim guest#", "Guest speedup#", "Shim/host#", "Stock/host#",
+	static const char *const head[] = { "Workload", "Test" };
+	static const char *const tail[] = {
+		"Bare-metal host#", "Stock guest#", "Shim guest#",
+		"Guest speedup#", "Shim/host#", "Stock/host#",
 	};
+	char **vary = varying_fields(r), **cols;
+	size_t nv = 0, ncols, i, j;
 	char v[6][96];
-	size_t i, j;
 	double x;
 
-	table_init(t, ARRAY_SIZE(cols), cols);
+	while (vary[nv])
+		nv++;
+	cols = columns(head, 2, vary, tail, ARRAY_SIZE(tail), &ncols);
+	table_init(t, ncols, (const char *const *)cols);
 	for (i = 0; i < r->n; i++) {
 		const struct rep_workload *w = &r->w[i];
+		const char **row = xcalloc(ncols, sizeof(char *));
 		char *name;
-		const char *row[8];
 
-		if (!w->host.sum.n && !w->stock.sum.n && !w->shim.sum.n)
+		if (!w->host.sum.n && !w->stock.sum.n && !w->shim.sum.n) {
+			free(row);
 			continue;
-		name = report_workload_name(w);
+		}
+		name = nv ? report_workload_short_name(w) :
+			    report_workload_name(w);
 		cell_md(v[0], 96, &w->host);
 		cell_md(v[1], 96, &w->stock);
 		cell_md(v[2], 96, &w->shim);
@@ -369,55 +429,108 @@ report_headline_table(const struct report *r, struct table *t)
 		snprintf(v[5], 96, isnan(x) ? "–" : "%.2f %%", x);
 		row[0] = name;
 		row[1] = w->test;
+		for (j = 0; j < nv; j++)
+			row[2 + j] = store_config_value(&w->config, vary[j]);
 		for (j = 0; j < 6; j++)
-			row[2 + j] = v[j];
+			row[2 + nv + j] = v[j];
 		table_add_row(t, row);
+		free(row);
 		free(name);
 	}
+	strv_free(cols);
+	strv_free(vary);
 }
 
 /* Variants whose role is none of bare-metal, stock and shim. */
 void
 report_others_table(const struct report *r, struct table *t)
 {
-	static const char *const cols[] = {
-		"Workload", "Test", "Variant", "Role", "Median t/s#",
-		"Min–max#", "n#", "÷ stock#",
+	static const char *const head[] = { "Workload", "Test" };
+	static const char *const tail[] = {
+		"Variant", "Role", "Median t/s#", "Min–max#", "n#", "÷ stock#",
 	};
+	char **vary = varying_fields(r), **cols;
+	size_t nv = 0, ncols, i, j, k;
 	char v[4][96];
-	size_t i, j;
 	double x;
 
-	table_init(t, ARRAY_SIZE(cols), cols);
+	while (vary[nv])
+		nv++;
+	cols = columns(head, 2, vary, tail, ARRAY_SIZE(tail), &ncols);
+	table_init(t, ncols, (const char *const *)cols);
 	for (i = 0; i < r->n; i++) {
 		const struct rep_workload *w = &r->w[i];
 		for (j = 0; j < w->nothers; j++) {
 			const struct rep_cell *c = &w->others[j];
-			char *name = report_workload_name(w);
-			const char *row[8];
+			char *name = nv ? report_workload_short_name(w) :
+				     report_workload_name(w);
+			const char **row = xcalloc(ncols, sizeof(char *));
 
-			snprintf(v[0], 96, "%.2f", c->sum.median);
-			snprintf(v[1], 96, "%.2f–%.2f", c->sum.min, c->sum.max);
+			if (c->sum.n) {
+				snprintf(v[0], 96, "%.2f", c->sum.median);
+				snprintf(v[1], 96, "%.2f–%.2f", c->sum.min,
+					 c->sum.max);
+			} else {
+				snprintf(v[0], 96, "–");
+				snprintf(v[1], 96, "–");
+			}
 			snprintf(v[2], 96, "%zu", c->sum.n);
 			x = report_ratio(c, &w->stock);
 			snprintf(v[3], 96, isnan(x) ? "–" : "%.2f×", x);
 			row[0] = name;
 			row[1] = w->test;
-			row[2] = c->variant;
-			row[3] = c->role;
-			row[4] = v[0];
-			row[5] = v[1];
-			row[6] = v[2];
-			row[7] = v[3];
+			for (k = 0; k < nv; k++)
+				row[2 + k] = store_config_value(&w->config,
+								vary[k]);
+			row[2 + nv] = c->variant;
+			row[3 + nv] = c->role;
+			row[4 + nv] = v[0];
+			row[5 + nv] = v[1];
+			row[6 + nv] = v[2];
+			row[7 + nv] = v[3];
 			table_add_row(t, row);
+			free(row);
 			free(name);
 		}
 	}
+	strv_free(cols);
+	strv_free(vary);
 }
 
 const char report_values_note[] =
 	"Values: median tokens/s of all samples_ts (min–max, sample count). "
 	"Guest speedup = shim ÷ stock.";
+
+/* The fields every workload of a runtime shares, once above the table. */
+static void
+render_constants(const struct report *r, struct buf *out)
+{
+	char **rts = xcalloc(1, sizeof(char *));
+	size_t nr = 0, i, j;
+
+	for (i = 0; i < r->n; i++) {
+		for (j = 0; j < nr && strcmp(rts[j], r->w[i].runtime); j++)
+			;
+		if (j == nr)
+			rts = strv_push(rts, &nr, xstrdup(r->w[i].runtime));
+	}
+	for (j = 0; j < nr; j++) {
+		char **vary, **same;
+
+		report_config_fields(r, rts[j], &vary, &same);
+		if (same[0]) {
+			buf_addf(out, "Configuration of every %s row: ",
+				 report_runtime_display(rts[j]));
+			for (i = 0; same[i]; i++)
+				buf_addf(out, "%s`%s`", i ? ", " : "", same[i]);
+			buf_adds(out, vary[0] ? ". Columns show the fields "
+				 "that differ.\n\n" : ".\n\n");
+		}
+		strv_free(vary);
+		strv_free(same);
+	}
+	strv_free(rts);
+}
 
 static void
 render_md(const struct report *r, struct buf *out)
@@ -426,6 +539,10 @@ render_md(const struct report *r, struct buf *out)
 	size_t i;
 
 	buf_adds(out, "## llama-bench: speedup and percent of bare metal\n\n");
+	if (r->nsessions > 1)
+		buf_addf(out, "Sessions shown: %s (%zu sessions; see the "
+			 "provenance below).\n\n", r->sessions, r->nsessions);
+	render_constants(r, out);
 	report_headline_table(r, &t);
 	if (t.nrows)
 		table_render_md(&t, out);
@@ -446,6 +563,11 @@ render_md(const struct report *r, struct buf *out)
 				 "%s: %s\n", r->ex[i].session, r->ex[i].run,
 				 r->ex[i].variant, r->ex[i].workload,
 				 r->ex[i].reason);
+	}
+	if (r->warn.n) {
+		buf_adds(out, "\n### Warnings\n\n");
+		for (i = 0; i < r->warn.n; i++)
+			buf_addf(out, "- %s\n", r->warn.v[i]);
 	}
 	buf_addch(out, '\n');
 	provenance_render_md(r->prov, NULL, 2, out);
@@ -497,6 +619,14 @@ render_json(const struct report *r, struct buf *out)
 		jw_kstr(&w, "runtime", wl->runtime);
 		jw_kstr(&w, "test", wl->test);
 		jw_kbool(&w, "tampered", wl->tampered);
+		jw_kbool(&w, "partial", wl->partial);
+		jw_kstr(&w, "model_sha256", wl->model_sha256);
+		jw_kstr(&w, "varying", wl->config_words);
+		jw_key(&w, "config");
+		jw_object(&w);
+		for (j = 0; j < wl->config.n; j++)
+			jw_kstr(&w, wl->config.keys[j], wl->config.values[j]);
+		jw_end(&w);
 		cell_json(&w, "bare_metal", &wl->host);
 		cell_json(&w, "stock", &wl->stock);
 		cell_json(&w, "shim", &wl->shim);
@@ -522,6 +652,16 @@ render_json(const struct report *r, struct buf *out)
 		jw_kstr(&w, "reason", r->ex[i].reason);
 		jw_end(&w);
 	}
+	jw_end(&w);
+	jw_key(&w, "warnings");
+	jw_array(&w);
+	for (i = 0; i < r->warn.n; i++)
+		jw_str(&w, r->warn.v[i]);
+	jw_end(&w);
+	jw_key(&w, "sessions");
+	jw_array(&w);
+	for (i = 0; i < r->nsessions; i++)
+		jw_int(&w, r->session_ids[i]);
 	jw_end(&w);
 	jw_key(&w, "provenance");
 	provenance_json(r->prov, &w);

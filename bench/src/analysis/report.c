@@ -1,9 +1,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/report.h"
 #include "analysis/provenance.h"
+#include "analysis/workload.h"
 #include "evidence/store.h"
 #include "base/util.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +17,58 @@ report_runtime_display(const char *runtime)
 	return !strcmp(runtime, "mlx-lm") ? "MLX-LM" : runtime;
 }
 
-static void
-cell_add(struct rep_cell *c, const struct store_result *r, int new_run)
+int
+report_natcmp(const char *a, const char *b)
 {
+	while (*a && *b) {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			const char *ea = a, *eb = b;
+			size_t la, lb;
+
+			while (*a == '0' && isdigit((unsigned char)a[1]))
+				a++;
+			while (*b == '0' && isdigit((unsigned char)b[1]))
+				b++;
+			for (ea = a; isdigit((unsigned char)*ea); ea++)
+				;
+			for (eb = b; isdigit((unsigned char)*eb); eb++)
+				;
+			la = (size_t)(ea - a);
+			lb = (size_t)(eb - b);
+			if (la != lb)
+				return la < lb ? -1 : 1;
+			for (; a < ea; a++, b++)
+				if (*a != *b)
+					return *a < *b ? -1 : 1;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return *a ? 1 : *b ? -1 : 0;
+}
+
+static void
+push_unique_id(int64_t **v, size_t *n, int64_t id)
+{
+	size_t i;
+
+	if (*n && (*v)[*n - 1] == id)
+		return;
+	for (i = 0; i < *n; i++)
+		if ((*v)[i] == id)
+			return;
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = id;
+}
+
+static void
+cell_add(struct rep_cell *c, const struct store_result *r)
+{
+	size_t i;
+
 	if (!c->variant) {
 		c->variant = xstrdup(r->variant);
 		c->role = xstrdup(r->role);
@@ -26,15 +77,19 @@ cell_add(struct rep_cell *c, const struct store_result *r, int new_run)
 		free(c->variant);
 		c->variant = v;
 	}
+	if (!r->n)
+		return;         /* a run without samples: no figure ("–") */
 	c->ts = xrealloc(c->ts, (c->n + r->n + 1) * sizeof(double));
 	memcpy(c->ts + c->n, r->ts, r->n * sizeof(double));
 	c->n += r->n;
-	if (new_run || !c->runs) {
-		c->run_n = xrealloc(c->run_n, (c->runs + 1) * sizeof(size_t));
-		c->run_n[c->runs++] = r->n;
-	} else {
-		c->run_n[c->runs - 1] += r->n;
-	}
+	c->run_n = xrealloc(c->run_n, (c->runs + 1) * sizeof(size_t));
+	c->run_n[c->runs++] = r->n;
+	for (i = 0; i < c->nidents && strcmp(c->idents[i], r->identity); i++)
+		;
+	if (i == c->nidents)
+		c->idents = strv_push(c->idents, &c->nidents,
+				      xstrdup(r->identity));
+	push_unique_id(&c->sessions, &c->nsessions, r->session_id);
 }
 
 static void
@@ -44,19 +99,72 @@ cell_release(struct rep_cell *c)
 	free(c->role);
 	free(c->ts);
 	free(c->run_n);
+	strv_free(c->idents);
+	free(c->sessions);
+}
+
+static void
+config_copy(struct store_config *dst, const struct store_config *src)
+{
+	size_t i;
+
+	memset(dst, 0, sizeof(*dst));
+	if (!src) {
+		dst->canon = xstrdup("");
+		return;
+	}
+	dst->id = src->id;
+	dst->n = src->n;
+	dst->keys = xcalloc(src->n + 1, sizeof(char *));
+	dst->values = xcalloc(src->n + 1, sizeof(char *));
+	for (i = 0; i < src->n; i++) {
+		dst->keys[i] = xstrdup(src->keys[i]);
+		dst->values[i] = xstrdup(src->values[i]);
+	}
+	dst->canon = xstrdup(src->canon);
+}
+
+static void
+config_free(struct store_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		free(c->keys[i]);
+		free(c->values[i]);
+	}
+	free(c->keys);
+	free(c->values);
+	free(c->canon);
+}
+
+static int
+same_model(const struct rep_workload *w, const struct store_result *r)
+{
+	if (*w->model_sha256 && *r->model_sha256)
+		return !strcmp(w->model_sha256, r->model_sha256);
+	return !strcmp(w->model, r->model);
 }
 
 static struct rep_workload *
-workload_for(struct report *rep, const struct store_result *r)
+workload_for(struct report *rep, const struct store_result *r, size_t *last)
 {
 	struct rep_workload *w;
+	const char *canon = r->config ? r->config->canon : "";
 	size_t i;
 
-	for (i = 0; i < rep->n; i++) {
-		w = &rep->w[i];
-		if (!strcmp(w->model, r->model) &&
-		    !strcmp(w->runtime, r->runtime) && !strcmp(w->test, r->test))
+	/* rows come grouped: the last workload first */
+	for (i = 0; i <= rep->n; i++) {
+		size_t k = i == 0 ? *last : i - 1;
+
+		if (k >= rep->n || (i && k == *last))
+			continue;
+		w = &rep->w[k];
+		if (same_model(w, r) && !strcmp(w->runtime, r->runtime) &&
+		    !strcmp(w->test, r->test) && !strcmp(w->config.canon, canon)) {
+			*last = k;
 			return w;
+		}
 	}
 	rep->w = xrealloc(rep->w, (rep->n + 1) * sizeof(*w));
 	w = &rep->w[rep->n++];
@@ -65,6 +173,9 @@ workload_for(struct report *rep, const struct store_result *r)
 	w->label = xstrdup(*r->model_label ? r->model_label : r->model);
 	w->runtime = xstrdup(r->runtime);
 	w->test = xstrdup(r->test);
+	w->model_sha256 = xstrdup(r->model_sha256);
+	config_copy(&w->config, r->config);
+	*last = rep->n - 1;
 	return w;
 }
 
@@ -97,19 +208,121 @@ cmp_workload(const void *a, const void *b)
 
 	if (!c)
 		c = strcmp(x->runtime, y->runtime);
-	return c ? c : strcmp(x->test, y->test);
+	if (!c)
+		c = report_natcmp(x->test, y->test);
+	return c ? c : report_natcmp(x->config.canon, y->config.canon);
+}
+
+/* The fields that vary among the workloads of each runtime, as words. */
+static void
+name_configs(struct report *rep)
+{
+	size_t i;
+
+	for (i = 0; i < rep->n; i++) {
+		struct rep_workload *w = &rep->w[i];
+		char **vary, **same;
+
+		report_config_fields(rep, w->runtime, &vary, &same);
+		w->config_words = workload_config_words(&w->config, vary);
+		strv_free(vary);
+		strv_free(same);
+	}
+}
+
+void
+report_config_fields(const struct report *r, const char *rt, char ***vary,
+		     char ***same)
+{
+	const struct store_config **cfg = xcalloc(r->n + 1, sizeof(*cfg));
+	size_t n = 0, i, k, ns = 0;
+
+	for (i = 0; i < r->n; i++)
+		if (!rt || !strcmp(r->w[i].runtime, rt))
+			cfg[n++] = &r->w[i].config;
+	*vary = workload_varying_keys(cfg, n);
+	*same = xcalloc(1, sizeof(char *));
+	for (k = 0; n && k < cfg[0]->n; k++) {
+		for (i = 0; (*vary)[i] && strcmp((*vary)[i], cfg[0]->keys[k]); i++)
+			;
+		if (!(*vary)[i])
+			*same = strv_push(*same, &ns, xstrfmt("%s=%s",
+					  cfg[0]->keys[k], cfg[0]->values[k]));
+	}
+	free(cfg);
+}
+
+/* Outlier, spread and pooling warnings of each workload. */
+static void
+warn_workloads(struct report *rep)
+{
+	size_t i, j;
+
+	for (i = 0; i < rep->n; i++) {
+		struct rep_workload *w = &rep->w[i];
+		struct rep_cell *cells[3] = { &w->host, &w->stock, &w->shim };
+		char *name = report_workload_name(w);
+
+		for (j = 0; j < 3 + w->nothers; j++) {
+			struct rep_cell *c = j < 3 ? cells[j] : &w->others[j - 3];
+			char *what;
+
+			if (!c->n)
+				continue;
+			what = xstrfmt("%s %s, %s", name, w->test, c->variant);
+			outliers_processes(c->ts, c->run_n, (size_t)c->runs, what,
+					   &rep->warn);
+			if (c->nidents > 1) {
+				struct buf b = BUF_INIT;
+				size_t k;
+
+				for (k = 0; k < c->nsessions && k < 8; k++)
+					buf_addf(&b, "%s%lld", k ? ", " : "",
+						 (long long)c->sessions[k]);
+				if (c->nsessions > 8)
+					buf_addf(&b, " and %zu more",
+						 c->nsessions - 8);
+				warnings_add(&rep->warn, xstrfmt(
+					"%s: pools sessions %s of %zu different "
+					"fingerprints (hardware, OS build or "
+					"llama.cpp build differ); select one, "
+					"e.g. with session=N or os_build=B",
+					what, b.buf, c->nidents));
+				buf_release(&b);
+			}
+			free(what);
+		}
+		if (w->stock.n && w->shim.n) {
+			char *what = xstrfmt("%s %s, shim vs stock", name, w->test);
+
+			outliers_effect(w->stock.ts, w->stock.n, w->shim.ts,
+					w->shim.n, report_guest_ratio(w), what,
+					"stock", "shim", &rep->warn);
+			free(what);
+		}
+		free(name);
+	}
 }
 
 int
 report_build(struct store *s, const struct selection *sel, struct report *out)
 {
 	struct store_result *rows;
-	size_t n, i, j;
-	int64_t last_run = -1;
+	struct store_left_out *lo = NULL;
+	size_t n, nlo = 0, i, j, last = 0;
+	int64_t last_run = -1, *sess = NULL;
+	int rc;
+	char *words;
 
 	memset(out, 0, sizeof(*out));
-	if (store_query_results(s, sel, &rows, &n) < 0)
+	rc = store_query_results(s, sel, &rows, &n);
+	if (rc < 0)
+		return rc;
+	if (store_query_left_out(s, sel, &lo, &nlo) < 0) {
+		store_results_free(rows, n);
 		return -1;
+	}
+	out->matched = n;
 	for (i = 0; i < n; i++) {
 		const struct store_result *r = &rows[i];
 		struct rep_workload *w;
@@ -131,15 +344,51 @@ report_build(struct store *s, const struct selection *sel, struct report *out)
 			last_run = r->run_id;
 			continue;
 		}
-		w = workload_for(out, r);
+		w = workload_for(out, r, &last);
 		w->tampered |= r->session_tampered;
-		cell_add(cell_for(w, r), r, 1);
+		w->partial |= strcmp(r->run_status, "ok") ||
+			      strcmp(r->session_status, "ok");
+		cell_add(cell_for(w, r), r);
+		push_unique_id(&sess, &out->nsessions, r->session_id);
+	}
+	{
+		struct buf b = BUF_INIT;
+
+		for (i = 0; i < out->nsessions && i < 20; i++)
+			buf_addf(&b, "%s%lld", i ? ", " : "", (long long)sess[i]);
+		if (out->nsessions > 20)
+			buf_addf(&b, " and %zu more", out->nsessions - 20);
+		out->sessions = buf_detach(&b, NULL);
+		out->session_ids = sess;
+	}
+	{
+		struct workload_rows wr = { rows, n, lo, nlo, sel ? sel->include : 0,
+					    NULL };
+
+		wr.text = selection_text(sel);
+		words = workload_left_out_words(&wr);
+		if (*words)
+			warnings_add(&out->warn, xstrfmt("left out by default: %s",
+							 words));
+		free(words);
+		words = workload_included_words(rows, n);
+		if (*words)
+			warnings_add(&out->warn, xstrfmt(
+				"these figures count what the defaults leave "
+				"out, because the selection asks for it: %s",
+				words));
+		free(words);
+		if (!out->n)
+			out->nothing = workload_nothing_words(&wr);
+		free(wr.text);
 	}
 	if (provenance_from_results(s, rows, n, &out->prov) < 0) {
 		store_results_free(rows, n);
+		store_left_out_free(lo, nlo);
 		return -1;
 	}
 	store_results_free(rows, n);
+	store_left_out_free(lo, nlo);
 	for (i = 0; i < out->n; i++) {
 		struct rep_workload *w = &out->w[i];
 		stats_summary(w->host.ts, w->host.n, &w->host.sum);
@@ -150,6 +399,8 @@ report_build(struct store *s, const struct selection *sel, struct report *out)
 				      &w->others[j].sum);
 	}
 	qsort(out->w, out->n, sizeof(*out->w), cmp_workload);
+	name_configs(out);
+	warn_workloads(out);
 	return 0;
 }
 
@@ -164,6 +415,9 @@ report_release(struct report *r)
 		free(w->label);
 		free(w->runtime);
 		free(w->test);
+		free(w->model_sha256);
+		free(w->config_words);
+		config_free(&w->config);
 		cell_release(&w->host);
 		cell_release(&w->stock);
 		cell_release(&w->shim);
@@ -178,6 +432,10 @@ report_release(struct report *r)
 	}
 	free(r->w);
 	free(r->ex);
+	free(r->sessions);
+	free(r->session_ids);
+	free(r->nothing);
+	warnings_release(&r->warn);
 	provenance_free(r->prov);
 	memset(r, 0, sizeof(*r));
 }
@@ -193,6 +451,19 @@ report_find(const struct report *r, const char *model, const char *test)
 		    !strcmp(r->w[i].test, test))
 			return &r->w[i];
 	return NULL;
+}
+
+size_t
+report_count(const struct report *r, const char *model, const char *runtime,
+	     const char *test)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < r->n; i++)
+		k += !strcmp(r->w[i].model, model) &&
+		     !strcmp(r->w[i].runtime, runtime) &&
+		     !strcmp(r->w[i].test, test);
+	return k;
 }
 
 double
@@ -221,10 +492,26 @@ report_stock_to_host(const struct rep_workload *w)
 	return 100 * report_ratio(&w->stock, &w->host);
 }
 
+static char *
+name_of(const struct rep_workload *w, int with_config)
+{
+	int cfg = with_config && w->config_words && *w->config_words;
+
+	return xstrfmt("%s (%s)%s%s%s%s%s", w->label,
+		       report_runtime_display(w->runtime), cfg ? " [" : "",
+		       cfg ? w->config_words : "", cfg ? "]" : "",
+		       w->tampered ? " [tampered]" : "",
+		       w->partial ? " [partial]" : "");
+}
 
 char *
 report_workload_name(const struct rep_workload *w)
 {
-	return xstrfmt("%s (%s)%s", w->label, report_runtime_display(w->runtime),
-		       w->tampered ? " [tampered]" : "");
+	return name_of(w, 1);
+}
+
+char *
+report_workload_short_name(const struct rep_workload *w)
+{
+	return name_of(w, 0);
 }

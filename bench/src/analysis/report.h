@@ -2,18 +2,25 @@
 #define REPORT_H
 
 /*
- * The report: per workload (model x runtime x test), the median of all
- * samples_ts per role (bare-metal, stock, shim) with min-max and sample
- * count, the guest speedup (shim / stock), shim / bare-metal and
- * stock / bare-metal percent; other variants beside them; runs whose
- * injection was not verified listed apart and never in the figures.
+ * The report: per workload (model x runtime x test x configuration: the
+ * llama-bench fields that change the measurement, analysis/workload.h),
+ * the median of all samples_ts per role (bare-metal, stock, shim) with
+ * min-max and sample count, the guest speedup (shim / stock),
+ * shim / bare-metal and stock / bare-metal percent; other variants
+ * beside them; runs whose injection was not verified listed apart and
+ * never in the figures. Rows of different configurations are never
+ * pooled: each is its own workload, and the fields that vary among the
+ * workloads are named with them. Warnings say what a figure must not be
+ * read without: what the defaults left out, what counts although they
+ * would leave it out, cells that pool sessions of different
+ * fingerprints, outliers and differences smaller than their spread.
  */
 
 #include <stddef.h>
+#include "analysis/outliers.h"
 #include "analysis/stats.h"
+#include "evidence/store.h"
 
-struct store;
-struct selection;
 struct buf;
 
 struct rep_cell {
@@ -24,14 +31,23 @@ struct rep_cell {
 	int runs;
 	size_t *run_n;          /* samples of each run, in ts order */
 	struct summary sum;     /* sum.n == 0: no data */
+	char **idents;          /* the fingerprint identities pooled */
+	size_t nidents;
+	int64_t *sessions;      /* the sessions pooled */
+	size_t nsessions;
 };
 
 struct rep_workload {
-	char *model, *label, *runtime, *test;
+	char *model, *label, *runtime, *test, *model_sha256;
+	struct store_config config;   /* an owned copy */
+	char *config_words;     /* "field=value, ..." of the fields that
+				   vary among the report's workloads of its
+				   runtime; "" none */
 	struct rep_cell host, stock, shim;
 	struct rep_cell *others;
 	size_t nothers;
 	int tampered;           /* data from a tampered import */
+	int partial;            /* from runs, or sessions, that did not end ok */
 };
 
 struct rep_excluded {
@@ -47,21 +63,34 @@ struct report {
 	struct rep_excluded *ex;
 	size_t nex;
 	struct provenance *prov;    /* who and what was measured (owned) */
+	struct warnings warn;       /* in words, each naming its workload */
+	char *sessions;             /* "1, 2, 5": the sessions shown */
+	int64_t *session_ids;
+	size_t nsessions;
+	size_t matched;             /* rows the selection matched */
+	char *nothing;              /* when no row counts: why, in words */
 };
 
+/* 0; -1 after error(); -2 after error() when the selection is bad. */
 int report_build(struct store *s, const struct selection *sel,
 		 struct report *out);
 void report_release(struct report *r);
 
-/* Looks a workload up by model name (or label) and test; NULL if none. */
+/* Looks a workload up by model name (or label) and test; NULL if none
+ * (the first of several configurations: report_count() says how many). */
 const struct rep_workload *report_find(const struct report *r,
 				       const char *model, const char *test);
-
+/* How many workloads of the report are that model, runtime and test. */
+size_t report_count(const struct report *r, const char *model,
+		    const char *runtime, const char *test);
 
 /* "llama.cpp", or "MLX-LM" for mlx-lm: runtimes as tables name them. */
 const char *report_runtime_display(const char *runtime);
-/* "LABEL (RUNTIME)[ [tampered]]" (caller frees). */
+/* "LABEL (RUNTIME)[ [field=value, ...]][ [tampered]][ [partial]]"
+ * (caller frees). */
 char *report_workload_name(const struct rep_workload *w);
+/* The same without the configuration (Markdown shows it in columns). */
+char *report_workload_short_name(const struct rep_workload *w);
 /* a / b of the medians; NAN when a side is missing. */
 double report_ratio(const struct rep_cell *a, const struct rep_cell *b);
 
@@ -69,5 +98,17 @@ double report_ratio(const struct rep_cell *a, const struct rep_cell *b);
 double report_guest_ratio(const struct rep_workload *w);
 double report_shim_to_host(const struct rep_workload *w);
 double report_stock_to_host(const struct rep_workload *w);
+
+/*
+ * The configuration fields of the workloads of runtime rt in the report
+ * (rt NULL: all): those whose values vary (*vary) and those that are the
+ * same in every one (*same, "field=value" each); strv_free() both.
+ */
+void report_config_fields(const struct report *r, const char *rt,
+			  char ***vary, char ***same);
+
+/* Natural order of test names and configuration values: digit runs
+ * compare as numbers ("tg128 @ d8192" before "tg128 @ d16384"). */
+int report_natcmp(const char *a, const char *b);
 
 #endif

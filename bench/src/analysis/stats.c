@@ -196,3 +196,95 @@ stats_summary(const double *x, size_t n, struct summary *out)
 	out->mad = stats_median(dev, n);
 	free(dev);
 }
+
+/*
+ * The continued fraction of the regularized incomplete beta function
+ * (modified Lentz), valid for x < (a + 1) / (a + b + 2).
+ */
+static double
+beta_cf(double a, double b, double x)
+{
+	const double tiny = 1e-300, eps = 1e-15;
+	double c = 1, d = 1 - (a + b) * x / (a + 1), h;
+	int m;
+
+	if (fabs(d) < tiny)
+		d = tiny;
+	d = 1 / d;
+	h = d;
+	for (m = 1; m <= 500; m++) {
+		double m2 = 2 * m, aa, del;
+
+		aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+		d = 1 + aa * d;
+		if (fabs(d) < tiny)
+			d = tiny;
+		c = 1 + aa / c;
+		if (fabs(c) < tiny)
+			c = tiny;
+		d = 1 / d;
+		h *= d * c;
+		aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+		d = 1 + aa * d;
+		if (fabs(d) < tiny)
+			d = tiny;
+		c = 1 + aa / c;
+		if (fabs(c) < tiny)
+			c = tiny;
+		d = 1 / d;
+		del = d * c;
+		h *= del;
+		if (fabs(del - 1) < eps)
+			break;
+	}
+	return h;
+}
+
+double
+stats_beta_inc(double a, double b, double x)
+{
+	double front;
+
+	if (!(x > 0))
+		return 0;
+	if (!(x < 1))
+		return 1;
+	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) +
+		    b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_cf(a, b, x) / a;
+	return 1 - front * beta_cf(b, a, 1 - x) / b;
+}
+
+double
+stats_t_p2(double t, double df)
+{
+	if (isnan(t) || !(df > 0))
+		return NAN;
+	if (isinf(t))
+		return 0;
+	return stats_beta_inc(df / 2, 0.5, df / (df + t * t));
+}
+
+double
+stats_mad(const double *x, size_t n, double *median)
+{
+	double *d, m, mad;
+	size_t i;
+
+	if (!n) {
+		if (median)
+			*median = NAN;
+		return NAN;
+	}
+	d = xmalloc(n * sizeof(double));
+	memcpy(d, x, n * sizeof(double));
+	m = stats_median_inplace(d, n);
+	for (i = 0; i < n; i++)
+		d[i] = fabs(x[i] - m);
+	mad = stats_median_inplace(d, n);
+	free(d);
+	if (median)
+		*median = m;
+	return mad;
+}

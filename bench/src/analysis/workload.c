@@ -5,16 +5,244 @@
 #include "evidence/store.h"
 #include "base/util.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void workload_release(struct workload *w);
 
-static int
-row_ok(const struct store_result *r)
+/* ---- rows of a selection ---------------------------------------------------- */
+
+int
+workload_load(struct store *s, const char *text, struct workload_rows *out)
 {
-	return !strcmp(r->run_status, "ok") && r->n > 0;
+	struct selection sel;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	out->text = xstrdup(text ? text : "");
+	if (selection_parse(text, &sel) < 0)
+		return -2;
+	out->include = sel.include;
+	ret = store_query_results(s, &sel, &out->r, &out->n);
+	if (ret == 0)
+		ret = store_query_left_out(s, &sel, &out->lo, &out->nlo);
+	selection_free(&sel);
+	return ret;
 }
+
+void
+workload_rows_release(struct workload_rows *w)
+{
+	store_results_free(w->r, w->n);
+	store_left_out_free(w->lo, w->nlo);
+	free(w->text);
+	memset(w, 0, sizeof(*w));
+}
+
+/* Why the default leaves out l, and the include= word that counts it. */
+static const char *
+left_out_reason(const struct store_left_out *l, const char **word)
+{
+	if (l->tampered) {
+		*word = "tampered";
+		return "imported as tampered";
+	}
+	if (strcmp(l->session_status, "ok")) {
+		*word = !strcmp(l->session_status, "failed") ? "failed" :
+			!strcmp(l->session_status, "interrupted") ?
+			"interrupted" : "unfinished";
+		return NULL;
+	}
+	*word = "partial";
+	return NULL;
+}
+
+char *
+workload_left_out_words(const struct workload_rows *w)
+{
+	struct buf b = BUF_INIT;
+	unsigned words = 0;
+	size_t i, shown = 0;
+	long more = 0;
+	char *inc;
+
+	for (i = 0; i < w->nlo; i++) {
+		const struct store_left_out *l = &w->lo[i];
+		const char *word, *why = left_out_reason(l, &word);
+		char tmp[96];
+
+		if (!strcmp(word, "tampered"))
+			words |= SEL_TAMPERED;
+		else if (!strcmp(word, "failed"))
+			words |= SEL_FAILED;
+		else if (!strcmp(word, "interrupted"))
+			words |= SEL_INTERRUPTED;
+		else if (!strcmp(word, "unfinished"))
+			words |= SEL_UNFINISHED;
+		else
+			words |= SEL_PARTIAL;
+		if (shown >= 6) {
+			more += l->runs;
+			continue;
+		}
+		if (!why) {
+			if (strcmp(l->session_status, "ok"))
+				snprintf(tmp, sizeof(tmp), "its status is '%s'",
+					 l->session_status);
+			else
+				snprintf(tmp, sizeof(tmp), "run status '%s'",
+					 l->run_status);
+			why = tmp;
+		}
+		buf_addf(&b, "%ssession %lld (%s): %ld run%s, %ld result%s",
+			 b.len ? "; " : "", (long long)l->session, why, l->runs,
+			 l->runs == 1 ? "" : "s", l->results,
+			 l->results == 1 ? "" : "s");
+		shown++;
+	}
+	if (more)
+		buf_addf(&b, "; %ld more runs", more);
+	if (!b.len)
+		return buf_detach(&b, NULL);
+	inc = selection_include_words(words);
+	buf_addf(&b, " (add include=%s to the selection to count them)", inc);
+	free(inc);
+	return buf_detach(&b, NULL);
+}
+
+char *
+workload_included_words(const struct store_result *r, size_t n)
+{
+	struct buf b = BUF_INIT;
+	int64_t last_s = -1, last_run = -1;
+	size_t i, shown = 0;
+
+	for (i = 0; i < n; i++) {
+		if (r[i].session_id != last_s) {
+			last_s = r[i].session_id;
+			if (r[i].session_tampered && shown++ < 8)
+				buf_addf(&b, "%ssession %lld was imported as "
+					 "tampered", b.len ? "; " : "",
+					 (long long)last_s);
+			if (strcmp(r[i].session_status, "ok") && shown++ < 8)
+				buf_addf(&b, "%ssession %lld ended '%s'",
+					 b.len ? "; " : "", (long long)last_s,
+					 r[i].session_status);
+		}
+		if (r[i].run_id != last_run) {
+			last_run = r[i].run_id;
+			if (strcmp(r[i].run_status, "ok") && shown++ < 8)
+				buf_addf(&b, "%srun %lld of session %lld has "
+					 "status '%s' (partial)",
+					 b.len ? "; " : "", (long long)last_run,
+					 (long long)last_s, r[i].run_status);
+		}
+	}
+	if (shown > 8)
+		buf_addf(&b, "; %zu more", shown - 8);
+	return buf_detach(&b, NULL);
+}
+
+char *
+workload_nothing_words(const struct workload_rows *w)
+{
+	char *lo;
+	char *msg;
+
+	if (!w->nlo && !w->n)
+		return xstrfmt("nothing matched the selection '%s'", w->text);
+	if (!w->nlo)
+		return xstrfmt("nothing to count in the selection '%s': its "
+			       "runs have no samples or their injection was "
+			       "not verified", w->text);
+	lo = workload_left_out_words(w);
+	msg = xstrfmt("nothing matched the selection '%s' that counts: left "
+		      "out %s", w->text, lo);
+	free(lo);
+	return msg;
+}
+
+int
+workload_row_usable(const struct store_result *r)
+{
+	return r->n > 0 && strcmp(r->verification, "unverified");
+}
+
+/* ---- what a workload is ------------------------------------------------------- */
+
+static int
+same_model(const struct store_result *a, const struct store_result *b)
+{
+	if (*a->model_sha256 && *b->model_sha256)
+		return !strcmp(a->model_sha256, b->model_sha256);
+	return !strcmp(a->model, b->model);
+}
+
+static int
+same_config(const struct store_config *a, const struct store_config *b)
+{
+	return a == b || (a && b && !strcmp(a->canon, b->canon));
+}
+
+int
+workload_same(const struct store_result *a, const struct store_result *b)
+{
+	return same_model(a, b) && !strcmp(a->runtime, b->runtime) &&
+	       !strcmp(a->test, b->test) && same_config(a->config, b->config);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **
+workload_varying_keys(const struct store_config *const *cfg, size_t n)
+{
+	char **keys = NULL;
+	size_t nk = 0, i, j, k;
+
+	keys = xcalloc(1, sizeof(char *));
+	for (i = 0; i < n; i++)
+		for (k = 0; cfg[i] && k < cfg[i]->n; k++) {
+			const char *key = cfg[i]->keys[k];
+			const char *v = cfg[i]->values[k];
+			int differs = 0;
+
+			for (j = 0; j < nk && strcmp(keys[j], key); j++)
+				;
+			if (j < nk)
+				continue;
+			for (j = 0; j < n && !differs; j++) {
+				const char *w = store_config_value(cfg[j], key);
+
+				differs = !w || strcmp(w, v);
+			}
+			if (differs)
+				keys = strv_push(keys, &nk, xstrdup(key));
+		}
+	qsort(keys, nk, sizeof(char *), cmp_str);
+	return keys;
+}
+
+char *
+workload_config_words(const struct store_config *c, char *const *keys)
+{
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	for (i = 0; keys && keys[i]; i++) {
+		const char *v = store_config_value(c, keys[i]);
+
+		buf_addf(&b, "%s%s=%s", b.len ? ", " : "", keys[i], v ? v : "–");
+	}
+	return buf_detach(&b, NULL);
+}
+
+/* ---- matching two selections ---------------------------------------------------- */
 
 /* Distinct "target/variant" of the usable rows, as a sorted, joined
  * string (caller frees); *count gets how many. */
@@ -28,7 +256,7 @@ variant_set(const struct store_result *r, size_t n, size_t *count)
 	for (i = 0; i < n; i++) {
 		char *k;
 
-		if (!row_ok(&r[i]))
+		if (!workload_row_usable(&r[i]))
 			continue;
 		k = xstrfmt("%s/%s", r[i].target, r[i].variant);
 		for (j = 0; j < nv && strcmp(v[j], k); j++)
@@ -40,12 +268,7 @@ variant_set(const struct store_result *r, size_t n, size_t *count)
 		v = xrealloc(v, (nv + 1) * sizeof(*v));
 		v[nv++] = k;
 	}
-	for (i = 1; i < nv; i++)   /* insertion sort: few variants */
-		for (j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
-			char *t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
+	qsort(v, nv, sizeof(char *), cmp_str);
 	for (i = 0; i < nv; i++) {
 		buf_addf(&b, "%s%s", i ? ", " : "", v[i]);
 		free(v[i]);
@@ -55,14 +278,25 @@ variant_set(const struct store_result *r, size_t n, size_t *count)
 	return buf_detach(&b, NULL);
 }
 
-static int
-same_key(const struct store_result *x, const struct workload *w,
-	 int by_variant)
+/* The workload of row x in w[0..n) (by_variant: target and variant too),
+ * or n. A representative row of each is kept in rep[]. */
+static size_t
+find_workload(const struct store_result *const *rep, size_t n,
+	      const struct store_result *x, int by_variant)
 {
-	if (strcmp(x->model, w->model) || strcmp(x->test, w->test))
-		return 0;
-	return !by_variant ||
-	       (!strcmp(x->target, w->target) && !strcmp(x->variant, w->variant));
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		const struct store_result *r = rep[j];
+
+		if (!workload_same(r, x))
+			continue;
+		if (by_variant && (strcmp(r->target, x->target) ||
+				   strcmp(r->variant, x->variant)))
+			continue;
+		return j;
+	}
+	return n;
 }
 
 static void
@@ -71,8 +305,9 @@ add_row(struct cmp_side *s, const struct store_result *r)
 	size_t i;
 
 	/* Several rows of one run with the same test: one process. */
-	for (i = 0; i < s->nproc; i++)
-		if (s->run_id[i] == r->run_id) {
+	for (i = s->nproc; i > 0; i--)
+		if (s->run_id[i - 1] == r->run_id) {
+			i--;
 			s->x[i] = xrealloc(s->x[i], (s->len[i] + r->n) *
 					   sizeof(double));
 			memcpy(s->x[i] + s->len[i], r->ts, r->n * sizeof(double));
@@ -82,18 +317,127 @@ add_row(struct cmp_side *s, const struct store_result *r)
 	cmp_side_add(s, r->run_id, r->ts, r->n);
 }
 
+/* Pooling bookkeeping: distinct identities and sessions of a side. */
+struct pool_note {
+	char **idents;
+	size_t nident;
+	int64_t *sess;
+	size_t nsess;
+};
+
+static void
+note_row(struct pool_note *p, const struct store_result *r)
+{
+	size_t i;
+
+	for (i = 0; i < p->nident && strcmp(p->idents[i], r->identity); i++)
+		;
+	if (i == p->nident)
+		p->idents = strv_push(p->idents, &p->nident,
+				      xstrdup(r->identity));
+	if (p->nsess && p->sess[p->nsess - 1] == r->session_id)
+		return;
+	for (i = 0; i < p->nsess && p->sess[i] != r->session_id; i++)
+		;
+	if (i == p->nsess) {
+		p->sess = xrealloc(p->sess, (p->nsess + 1) * sizeof(int64_t));
+		p->sess[p->nsess++] = r->session_id;
+	}
+}
+
+static char *
+note_sessions(const struct pool_note *p)
+{
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < p->nsess && i < 8; i++)
+		buf_addf(&b, "%s%lld", i ? ", " : "", (long long)p->sess[i]);
+	if (p->nsess > 8)
+		buf_addf(&b, " and %zu more", p->nsess - 8);
+	return buf_detach(&b, NULL);
+}
+
+static void
+note_release(struct pool_note *p)
+{
+	strv_free(p->idents);
+	free(p->sess);
+	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * Why workloads of one side found no partner: the same model, runtime
+ * and test on the other side in another configuration, with the fields
+ * that differ.
+ */
+static char *
+why_unpaired(const struct store_result *const *rep, size_t nw,
+	     const char *has_b, const struct store_result *rb, size_t nb)
+{
+	struct buf b = BUF_INIT;
+	size_t i, j, shown = 0;
+
+	for (i = 0; i < nw && shown < 4; i++) {
+		const struct store_result *x = rep[i];
+
+		if (has_b[i])
+			continue;
+		for (j = 0; j < nb; j++) {
+			const struct store_config *c[2];
+			char **keys, *wa, *wb;
+
+			if (!workload_row_usable(&rb[j]) || strcmp(rb[j].test, x->test) ||
+			    strcmp(rb[j].runtime, x->runtime))
+				continue;
+			if (!strcmp(rb[j].model, x->model) && !same_model(x, &rb[j])) {
+				buf_addf(&b, "%s%s %s: the model's SHA-256 differs "
+					 "(%.12s vs %.12s)", b.len ? "; " : "",
+					 x->model, x->test, x->model_sha256,
+					 rb[j].model_sha256);
+				shown++;
+				break;
+			}
+			if (!same_model(x, &rb[j]) || same_config(x->config, rb[j].config))
+				continue;
+			c[0] = x->config;
+			c[1] = rb[j].config;
+			keys = workload_varying_keys(c, 2);
+			wa = workload_config_words(x->config, keys);
+			wb = workload_config_words(rb[j].config, keys);
+			buf_addf(&b, "%s%s %s: the configurations differ in %s "
+				 "vs %s", b.len ? "; " : "", x->model, x->test,
+				 wa, wb);
+			free(wa);
+			free(wb);
+			strv_free(keys);
+			shown++;
+			break;
+		}
+	}
+	return buf_detach(&b, NULL);
+}
+
 int
 workload_match(const struct store_result *ra, size_t na,
-	  const struct store_result *rb, size_t nb,
-	  struct workload **out, size_t *n, size_t *only_a, size_t *only_b)
+	       const struct store_result *rb, size_t nb,
+	       struct workload **out, size_t *n, size_t *only_a,
+	       size_t *only_b, char **why)
 {
 	struct workload *w = NULL;
+	const struct store_result **rep = NULL, **repb = NULL;
+	size_t nbw = 0;
+	struct pool_note *pa = NULL, *pb = NULL;
+	const struct store_config **cfg = NULL;
+	char **vary = NULL, *has_b = NULL;
 	size_t nw = 0, ca, cb, i, j, k;
 	char *va = variant_set(ra, na, &ca), *vb = variant_set(rb, nb, &cb);
-	int by_variant = 0, ret = -1;
+	int by_variant = 0, ret = -2;
 
 	*out = NULL;
 	*n = *only_a = *only_b = 0;
+	if (why)
+		*why = NULL;
 	if (ca > 1 || cb > 1) {
 		if (strcmp(va, vb)) {
 			error("the %s selection mixes variants (%s); narrow it, "
@@ -104,36 +448,45 @@ workload_match(const struct store_result *ra, size_t na,
 		by_variant = 1;
 	}
 	for (i = 0; i < na; i++) {
-		if (!row_ok(&ra[i]))
+		if (!workload_row_usable(&ra[i]))
 			continue;
-		for (j = 0; j < nw && !same_key(&ra[i], &w[j], by_variant); j++)
-			;
+		j = find_workload(rep, nw, &ra[i], by_variant);
 		if (j == nw) {
 			w = xrealloc(w, (nw + 1) * sizeof(*w));
+			rep = xrealloc(rep, (nw + 1) * sizeof(*rep));
+			pa = xrealloc(pa, (nw + 1) * sizeof(*pa));
+			pb = xrealloc(pb, (nw + 1) * sizeof(*pb));
 			memset(&w[nw], 0, sizeof(*w));
+			memset(&pa[nw], 0, sizeof(*pa));
+			memset(&pb[nw], 0, sizeof(*pb));
+			rep[nw] = &ra[i];
 			w[nw].target = xstrdup(ra[i].target);
 			w[nw].variant = xstrdup(ra[i].variant);
 			w[nw].model = xstrdup(ra[i].model);
 			w[nw].model_label = xstrdup(*ra[i].model_label ?
 						    ra[i].model_label : ra[i].model);
 			w[nw].test = xstrdup(ra[i].test);
-			w[nw].name = by_variant ?
-				xstrfmt("%s: %s %s", ra[i].variant, ra[i].model, ra[i].test) :
-				xstrfmt("%s %s", ra[i].model, ra[i].test);
+			w[nw].runtime = xstrdup(ra[i].runtime);
+			w[nw].config = ra[i].config;
 			w[nw].identity_a = xstrdup(ra[i].identity);
 			w[nw].os_build_a = xstrdup(ra[i].os_build);
 			w[nw].session_a = ra[i].session_id;
 			nw++;
 		}
+		note_row(&pa[j], &ra[i]);
 		add_row(&w[j].a, &ra[i]);
 	}
 	for (i = 0; i < nb; i++) {
-		if (!row_ok(&rb[i]))
+		if (!workload_row_usable(&rb[i]))
 			continue;
-		for (j = 0; j < nw && !same_key(&rb[i], &w[j], by_variant); j++)
-			;
+		j = find_workload(rep, nw, &rb[i], by_variant);
 		if (j == nw) {
-			(*only_b)++;
+			/* count each unpaired workload of B once */
+			if (find_workload(repb, nbw, &rb[i], by_variant) == nbw) {
+				repb = xrealloc(repb, (nbw + 1) * sizeof(*repb));
+				repb[nbw++] = &rb[i];
+				(*only_b)++;
+			}
 			continue;
 		}
 		if (!w[j].b.nproc) {
@@ -141,15 +494,41 @@ workload_match(const struct store_result *ra, size_t na,
 			w[j].os_build_b = xstrdup(rb[i].os_build);
 			w[j].session_b = rb[i].session_id;
 		}
+		note_row(&pb[j], &rb[i]);
 		add_row(&w[j].b, &rb[i]);
 	}
+	has_b = xcalloc(nw + 1, 1);
+	for (i = 0; i < nw; i++)
+		has_b[i] = w[i].b.nproc > 0;
+	if (why)
+		*why = why_unpaired(rep, nw, has_b, rb, nb);
+	/* the configuration fields that vary among the workloads: in names */
+	cfg = xcalloc(nw + 1, sizeof(*cfg));
+	for (i = 0; i < nw; i++)
+		cfg[i] = w[i].config;
+	vary = workload_varying_keys(cfg, nw);
 	/* Keep the workloads with both sides, in baseline order. */
 	for (i = k = 0; i < nw; i++) {
-		if (!w[i].b.nproc) {
+		char *words = workload_config_words(w[i].config, vary);
+
+		if (!has_b[i]) {
 			(*only_a)++;
 			workload_release(&w[i]);
+			free(words);
+			note_release(&pa[i]);
+			note_release(&pb[i]);
 			continue;
 		}
+		w[i].name = xstrfmt("%s%s%s %s%s%s%s", by_variant ? w[i].variant : "",
+				    by_variant ? ": " : "", w[i].model, w[i].test,
+				    *words ? " [" : "", words, *words ? "]" : "");
+		w[i].idents_a = pa[i].nident;
+		w[i].idents_b = pb[i].nident;
+		w[i].sessions_a = note_sessions(&pa[i]);
+		w[i].sessions_b = note_sessions(&pb[i]);
+		note_release(&pa[i]);
+		note_release(&pb[i]);
+		free(words);
 		w[k++] = w[i];
 	}
 	*out = w;
@@ -159,6 +538,13 @@ workload_match(const struct store_result *ra, size_t na,
 	ret = 0;
 cleanup:
 	workloads_free(w, nw);
+	strv_free(vary);
+	free(cfg);
+	free(has_b);
+	free(rep);
+	free(repb);
+	free(pa);
+	free(pb);
 	free(va);
 	free(vb);
 	return ret;
@@ -172,11 +558,14 @@ workload_release(struct workload *w)
 	free(w->model);
 	free(w->model_label);
 	free(w->test);
+	free(w->runtime);
 	free(w->name);
 	free(w->identity_a);
 	free(w->identity_b);
 	free(w->os_build_a);
 	free(w->os_build_b);
+	free(w->sessions_a);
+	free(w->sessions_b);
 	cmp_side_release(&w->a);
 	cmp_side_release(&w->b);
 }
@@ -208,21 +597,49 @@ workload_calibrated(struct store *s, const struct workload *w)
 	return -1;
 }
 
-int
-workload_load(struct store *s, const char *text, struct store_result **rows,
-	 size_t *n)
-{
-	struct selection sel;
-	int ret;
+/* ---- calibration groups ----------------------------------------------------- */
 
-	if (selection_parse(text, &sel) < 0)
-		return -1;
-	ret = store_query_results(s, &sel, rows, n);
-	selection_free(&sel);
-	return ret;
+static int
+same_group(const struct workload_group *g, const struct store_result *r)
+{
+	return !strcmp(g->identity, r->identity) &&
+	       !strcmp(g->target, r->target) &&
+	       !strcmp(g->variant, r->variant) &&
+	       !strcmp(g->model, r->model) && !strcmp(g->test, r->test) &&
+	       same_config(g->config, r->config);
 }
 
-void
+/* "variant (stock, shim), flash_attn (0, 1)": what differs between two
+ * groups of one model and test (caller frees). */
+static char *
+group_difference(const struct workload_group *a, const struct workload_group *b)
+{
+	struct buf d = BUF_INIT;
+
+	if (strcmp(a->variant, b->variant))
+		buf_addf(&d, "variant (%s, %s)", a->variant, b->variant);
+	if (strcmp(a->target, b->target))
+		buf_addf(&d, "%starget (%s, %s)", d.len ? ", " : "", a->target,
+			 b->target);
+	if (strcmp(a->identity, b->identity))
+		buf_addf(&d, "%sfingerprint (%.12s, %.12s)", d.len ? ", " : "",
+			 a->identity, b->identity);
+	if (!same_config(a->config, b->config)) {
+		const struct store_config *c[2] = { a->config, b->config };
+		char **keys = workload_varying_keys(c, 2);
+		char *wa = workload_config_words(a->config, keys);
+		char *wb = workload_config_words(b->config, keys);
+
+		buf_addf(&d, "%sconfiguration (%s; %s)", d.len ? ", " : "",
+			 wa, wb);
+		free(wa);
+		free(wb);
+		strv_free(keys);
+	}
+	return buf_detach(&d, NULL);
+}
+
+int
 workload_groups(const struct store_result *rows, size_t n,
 		struct workload_group **out, size_t *ng)
 {
@@ -234,21 +651,19 @@ workload_groups(const struct store_result *rows, size_t n,
 		struct cmp_side *sd;
 		size_t p;
 
-		if (!row_ok(r))
+		if (!workload_row_usable(r))
 			continue;
-		for (j = 0; j < k; j++)
-			if (!strcmp(gr[j].identity, r->identity) &&
-			    !strcmp(gr[j].target, r->target) &&
-			    !strcmp(gr[j].model, r->model) &&
-			    !strcmp(gr[j].test, r->test))
-				break;
+		for (j = 0; j < k && !same_group(&gr[j], r); j++)
+			;
 		if (j == k) {
 			gr = xrealloc(gr, (k + 1) * sizeof(*gr));
 			memset(&gr[k], 0, sizeof(*gr));
 			gr[k].identity = xstrdup(r->identity);
 			gr[k].target = xstrdup(r->target);
+			gr[k].variant = xstrdup(r->variant);
 			gr[k].model = xstrdup(r->model);
 			gr[k].test = xstrdup(r->test);
+			gr[k].config = r->config;
 			gr[k].session = r->session_id;
 			k++;
 		}
@@ -260,6 +675,23 @@ workload_groups(const struct store_result *rows, size_t n,
 	}
 	*out = gr;
 	*ng = k;
+	for (i = 0; i < k; i++)
+		for (j = i + 1; j < k; j++) {
+			char *d;
+
+			if (strcmp(gr[i].model, gr[j].model) ||
+			    strcmp(gr[i].test, gr[j].test))
+				continue;
+			d = group_difference(&gr[i], &gr[j]);
+			error("the selection mixes configurations of '%s %s': "
+			      "%s; calibration needs repeats of one "
+			      "configuration (narrow it, e.g. with "
+			      "variant=NAME or the field that differs)",
+			      gr[i].model, gr[i].test, d);
+			free(d);
+			return -2;
+		}
+	return 0;
 }
 
 void
@@ -270,6 +702,7 @@ workload_groups_free(struct workload_group *g, size_t n)
 	for (i = 0; i < n; i++) {
 		free(g[i].identity);
 		free(g[i].target);
+		free(g[i].variant);
 		free(g[i].model);
 		free(g[i].test);
 		cmp_side_release(&g[i].side);
@@ -279,72 +712,141 @@ workload_groups_free(struct workload_group *g, size_t n)
 
 void
 workload_side_of(const struct store_result *rows, size_t n,
-		 const char *model, const char *test, struct cmp_side *side)
+		 const struct workload_group *g, struct cmp_side *side)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (row_ok(&rows[i]) && !strcmp(rows[i].model, model) &&
-		    !strcmp(rows[i].test, test))
-			cmp_side_add(side, rows[i].run_id, rows[i].ts, rows[i].n);
+		if (workload_row_usable(&rows[i]) &&
+		    !strcmp(rows[i].model, g->model) &&
+		    !strcmp(rows[i].test, g->test) &&
+		    same_config(rows[i].config, g->config))
+			add_row(side, &rows[i]);
 }
 
-/* The series of key in sr[0..*ns), appended when new (takes key, base). */
-static struct workload_series *
-series_for(struct workload_series **sr, size_t *ns, char *key, char *base)
-{
-	size_t j;
+/* ---- history ------------------------------------------------------------------ */
 
-	for (j = 0; j < *ns && strcmp((*sr)[j].key, key); j++)
-		;
-	if (j < *ns) {
-		free(key);
-		free(base);
-		return &(*sr)[j];
-	}
-	*sr = xrealloc(*sr, (*ns + 1) * sizeof(**sr));
-	memset(&(*sr)[j], 0, sizeof(**sr));
-	(*sr)[j].key = key;
-	(*sr)[j].base = base;
-	(*ns)++;
-	return &(*sr)[j];
+struct series_rep {
+	const struct store_result *r;
+};
+
+static int
+same_series(const struct workload_series *x, const struct store_result *rep,
+	    const struct store_result *r)
+{
+	const char *b = r->base_identity ? r->base_identity : "";
+
+	return !strcmp(x->base ? x->base : "", b) &&
+	       !strcmp(rep->target, r->target) &&
+	       !strcmp(rep->variant, r->variant) && workload_same(rep, r);
+}
+
+static int
+cmp_point(const void *a, const void *b)
+{
+	const struct workload_point *x = a, *y = b;
+	int c;
+
+	/* undated points keep their store order after the dated ones */
+	if (!*x->started != !*y->started)
+		return *x->started ? -1 : 1;
+	c = strcmp(x->started, y->started);
+	if (c)
+		return c;
+	return (x->session > y->session) - (x->session < y->session);
 }
 
 void
 workload_series(struct store *s, const struct store_result *rows, size_t n,
 		struct workload_series **out, size_t *ns)
 {
-	size_t i;
+	const struct store_result **rep = NULL;
+	const struct store_config **cfg;
+	char **vary;
+	size_t i, j;
 
+	(void)s;
 	*out = NULL;
 	*ns = 0;
 	for (i = 0; i < n; i++) {
 		const struct store_result *r = &rows[i];
-		char *base = NULL, *osb = NULL, *key;
 		struct workload_series *x;
 		struct workload_point *pt;
 
-		if (!row_ok(r))
+		if (!workload_row_usable(r))
 			continue;
-		if (r->environment_id)
-			store_environment_base(s, r->environment_id, &base, &osb);
-		free(osb);
-		key = xstrfmt("%s/%s %s %s [%.8s]", r->target, r->variant,
-			      r->model, r->test, base && *base ? base : "-");
-		x = series_for(out, ns, key, base);
-		if (!x->np || x->p[x->np - 1].session != r->session_id) {
+		/* rows come grouped: try the last series first */
+		j = *ns;
+		if (*ns && same_series(&(*out)[*ns - 1], rep[*ns - 1], r))
+			j = *ns - 1;
+		else
+			for (j = 0; j < *ns && !same_series(&(*out)[j], rep[j], r);
+			     j++)
+				;
+		if (j == *ns) {
+			*out = xrealloc(*out, (*ns + 1) * sizeof(**out));
+			rep = xrealloc(rep, (*ns + 1) * sizeof(*rep));
+			x = &(*out)[j];
+			memset(x, 0, sizeof(*x));
+			rep[j] = r;
+			x->base = *r->base_identity ? xstrdup(r->base_identity) :
+				  NULL;
+			x->model = xstrdup(r->model);
+			x->label = xstrdup(*r->model_label ? r->model_label : r->model);
+			x->runtime = xstrdup(r->runtime);
+			x->test = xstrdup(r->test);
+			x->config = r->config;
+			(*ns)++;
+		}
+		x = &(*out)[j];
+		/* a session's points: find it (usually the last) */
+		pt = NULL;
+		if (x->np && x->p[x->np - 1].session == r->session_id)
+			pt = &x->p[x->np - 1];
+		if (!pt) {
 			x->p = xrealloc(x->p, (x->np + 1) * sizeof(*x->p));
 			pt = &x->p[x->np++];
 			memset(pt, 0, sizeof(*pt));
 			pt->session = r->session_id;
-			pt->started = xstrdup(r->session_started);
+			pt->started = xstrdup(r->measured_at);
 			pt->os_build = xstrdup(r->os_build);
+			pt->last_run = -1;
 		}
-		pt = &x->p[x->np - 1];
+		if (*r->measured_at && (!*pt->started ||
+					strcmp(r->measured_at, pt->started) < 0)) {
+			free(pt->started);
+			pt->started = xstrdup(r->measured_at);
+		}
 		pt->x = xrealloc(pt->x, (pt->n + r->n) * sizeof(double));
 		memcpy(pt->x + pt->n, r->ts, r->n * sizeof(double));
 		pt->n += r->n;
+		if (pt->last_run != r->run_id) {
+			pt->plen = xrealloc(pt->plen, (pt->nproc + 1) *
+					    sizeof(size_t));
+			pt->plen[pt->nproc++] = 0;
+			pt->last_run = r->run_id;
+		}
+		pt->plen[pt->nproc - 1] += r->n;
 	}
+	/* keys name what varies among the series' configurations */
+	cfg = xcalloc(*ns + 1, sizeof(*cfg));
+	for (j = 0; j < *ns; j++)
+		cfg[j] = (*out)[j].config;
+	vary = workload_varying_keys(cfg, *ns);
+	for (j = 0; j < *ns; j++) {
+		struct workload_series *x = &(*out)[j];
+		char *words = workload_config_words(x->config, vary);
+
+		x->key = xstrfmt("%s/%s %s %s%s%s%s [%.8s]", rep[j]->target,
+				 rep[j]->variant, x->model, x->test,
+				 *words ? " (" : "", words, *words ? ")" : "",
+				 x->base ? x->base : "-");
+		free(words);
+		qsort(x->p, x->np, sizeof(*x->p), cmp_point);
+	}
+	strv_free(vary);
+	free(cfg);
+	free(rep);
 }
 
 void
@@ -357,34 +859,100 @@ workload_series_free(struct workload_series *sr, size_t n)
 			free(sr[j].p[k].started);
 			free(sr[j].p[k].os_build);
 			free(sr[j].p[k].x);
+			free(sr[j].p[k].plen);
 		}
 		free(sr[j].p);
 		free(sr[j].key);
 		free(sr[j].base);
+		free(sr[j].model);
+		free(sr[j].label);
+		free(sr[j].runtime);
+		free(sr[j].test);
 	}
 	free(sr);
+}
+
+void
+workload_changepoints(const struct workload_series *sr, double p,
+		      struct cp_change **cp, size_t *ncp)
+{
+	struct cp_session *ss = xcalloc(sr->np + 1, sizeof(*ss));
+	size_t k;
+
+	for (k = 0; k < sr->np; k++) {
+		ss[k].x = sr->p[k].x;
+		ss[k].n = sr->p[k].n;
+		ss[k].plen = sr->p[k].plen;
+		ss[k].nproc = sr->p[k].nproc;
+	}
+	cp_sessions(ss, sr->np, p, cp, ncp);
+	free(ss);
+}
+
+/* ---- compare and history -------------------------------------------------------- */
+
+/* Loads a selection for a verdict: -2 bad, -3 nothing counts (error()). */
+static int
+load_counted(struct store *s, const char *text, struct workload_rows *w)
+{
+	int rc = workload_load(s, text, w);
+	size_t i;
+
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < w->n && !workload_row_usable(&w->r[i]); i++)
+		;
+	if (i == w->n) {
+		char *m = workload_nothing_words(w);
+
+		error("%s", m);
+		free(m);
+		return -3;
+	}
+	return 0;
+}
+
+static char *
+join_words(const char *a, const char *b)
+{
+	return xstrfmt("%s%s%s", a, *a && *b ? "; " : "", b);
 }
 
 int
 workload_compare(struct store *s, const char *a, const char *b,
 		 const struct cmp_opts *o, struct workload_comparison *out)
 {
-	struct store_result *ra = NULL, *rb = NULL;
-	size_t na = 0, nb = 0, i;
-	int ret = -1;
+	struct workload_rows ra, rb;
+	char *why = NULL, *la, *lb, *ia, *ib;
+	size_t i;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if (workload_load(s, a, &ra, &na) < 0 ||
-	    workload_load(s, b, &rb, &nb) < 0)
+	memset(&rb, 0, sizeof(rb));
+	ret = load_counted(s, a, &ra);
+	if (ret == 0)
+		ret = load_counted(s, b, &rb);
+	if (ret < 0)
 		goto cleanup;
-	if (workload_match(ra, na, rb, nb, &out->w, &out->n, &out->only_a,
-			   &out->only_b) < 0) {
-		ret = -2;
+	la = workload_left_out_words(&ra);
+	lb = workload_left_out_words(&rb);
+	out->left_out = join_words(la, lb);
+	free(la);
+	free(lb);
+	ia = workload_included_words(ra.r, ra.n);
+	ib = workload_included_words(rb.r, rb.n);
+	out->included = join_words(ia, ib);
+	free(ia);
+	free(ib);
+	ret = workload_match(ra.r, ra.n, rb.r, rb.n, &out->w, &out->n,
+			     &out->only_a, &out->only_b, &why);
+	if (ret < 0)
 		goto cleanup;
-	}
 	if (!out->n) {
 		error("nothing comparable: %zu workloads only in '%s', %zu only "
-		      "in '%s'", out->only_a, a, out->only_b, b);
+		      "in '%s'%s%s", out->only_a, a, out->only_b, b,
+		      why && *why ? "; " : "", why ? why : "");
+		ret = -4;
 		goto cleanup;
 	}
 	out->r = xcalloc(out->n, sizeof(*out->r));
@@ -400,8 +968,9 @@ workload_compare(struct store *s, const char *a, const char *b,
 	}
 	ret = 0;
 cleanup:
-	store_results_free(ra, na);
-	store_results_free(rb, nb);
+	free(why);
+	workload_rows_release(&ra);
+	workload_rows_release(&rb);
 	return ret;
 }
 
@@ -411,21 +980,29 @@ workload_comparison_release(struct workload_comparison *c)
 	workloads_free(c->w, c->n);
 	free(c->r);
 	free(c->ok);
+	free(c->left_out);
+	free(c->included);
 	memset(c, 0, sizeof(*c));
 }
 
 int
 workload_history(struct store *s, const char *selection, double p,
-		 uint64_t seed, struct workload_history *h)
+		 struct workload_history *h)
 {
-	struct store_result *rows = NULL;
-	size_t nrows = 0, j, k;
+	struct workload_rows w;
+	size_t j, k;
+	int ret;
 
 	memset(h, 0, sizeof(*h));
-	if (workload_load(s, selection, &rows, &nrows) < 0)
-		return -1;
-	workload_series(s, rows, nrows, &h->sr, &h->ns);
-	store_results_free(rows, nrows);
+	ret = load_counted(s, selection, &w);
+	if (ret < 0) {
+		workload_rows_release(&w);
+		return ret;
+	}
+	h->left_out = workload_left_out_words(&w);
+	h->included = workload_included_words(w.r, w.n);
+	workload_series(s, w.r, w.n, &h->sr, &h->ns);
+	workload_rows_release(&w);
 	h->median = xcalloc(h->ns + 1, sizeof(*h->median));
 	h->cp = xcalloc(h->ns + 1, sizeof(*h->cp));
 	h->ncp = xcalloc(h->ns + 1, sizeof(*h->ncp));
@@ -435,8 +1012,7 @@ workload_history(struct store *s, const char *selection, double p,
 		h->median[j] = xmalloc((sr->np + 1) * sizeof(double));
 		for (k = 0; k < sr->np; k++)
 			h->median[j][k] = stats_median(sr->p[k].x, sr->p[k].n);
-		cp_edivisive(h->median[j], sr->np, 1, p, 999, seed, &h->cp[j],
-			     &h->ncp[j]);
+		workload_changepoints(sr, p, &h->cp[j], &h->ncp[j]);
 	}
 	return 0;
 }
@@ -453,6 +1029,8 @@ workload_history_release(struct workload_history *h)
 	free(h->median);
 	free(h->cp);
 	free(h->ncp);
+	free(h->left_out);
+	free(h->included);
 	workload_series_free(h->sr, h->ns);
 	memset(h, 0, sizeof(*h));
 }

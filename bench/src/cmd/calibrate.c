@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 struct calibrate_opts {
-	const char *from, *power, *format;
-	int store;
+	const char *from, *power, *format, *forget;
+	int store, list;
 	long trials, seed;
 	double threshold, simulate;
 };
@@ -27,7 +27,14 @@ static const struct opt calibrate_opts[] = {
 	      "PLAN)"),
 	OPT_F("store", 0, CO, store,
 	      "write the noise floor to the store's noise table, where `gate` "
-	      "and `compare` use it for that fingerprint"),
+	      "and `compare` use it for that fingerprint (all or nothing: a "
+	      "calibration that fails stores nothing)"),
+	OPT_F("list", 0, CO, list,
+	      "list the stored noise floors (id, fingerprint, workload, "
+	      "session, figures)"),
+	OPT_S("forget", 0, CO, forget, "ID|SEL",
+	      "remove a stored noise floor by id, or those a selection over "
+	      "identity, target, model, test and session matches"),
 	OPT_C("format", 'f', CO, format, "F", "md|csv|json",
 	      "md (default), csv or json"),
 	OPT_I("trials", 0, CO, trials, "N", 0, 1000000,
@@ -62,7 +69,9 @@ const struct command cmd_calibrate = {
 		"                           [--trials N] [--power SEL] "
 		"[--threshold P]\n"
 		"                           [--seed N] [--simulate P]\n"
-		"       shimbench calibrate [--trials N] [--format F] PLAN",
+		"       shimbench calibrate [--trials N] [--format F] PLAN\n"
+		"       shimbench calibrate --list [--format F]\n"
+		"       shimbench calibrate --forget ID|SEL",
 	.description =
 		"With PLAN: runs it (`shimbench run`: its \"processes\" should be 3\n"
 		"or more, one configuration per variant), then calibrates from that\n"
@@ -76,11 +85,16 @@ const struct command cmd_calibrate = {
 		"process part) and the minimum detectable effect of the default gate\n"
 		"at 95 % power for K = 1, 3 and 5 processes of r samples per side.\n"
 		"--store writes the floor to the store's noise table, where `gate`\n"
-		"and `compare` use it for that fingerprint.\n",
+		"and `compare` use it for that fingerprint.\n"
+		"\n"
+		"A selection that mixes configurations (variants, targets,\n"
+		"fingerprints or llama-bench fields) of one model and test is refused\n"
+		"with what differs: they are not repeats of one configuration.\n",
 	.opts = calibrate_opts,
-	.epilogue = "exit: 0 calibrated, 2 usage, 3 no store or nothing matches\n"
-		"(or the PLAN's run failed: its exit code), 4 a workload has fewer\n"
-		"than 3 processes\n",
+	.epilogue = "exit: 0 calibrated, 2 usage (an unknown selection key, a\n"
+		"selection that mixes configurations), 3 no store or nothing matched\n"
+		"the selection (or the PLAN's run failed: its exit code), 4 a workload\n"
+		"could not be calibrated (fewer than 3 processes): nothing stored\n",
 	.max_args = 1,
 };
 
@@ -197,40 +211,180 @@ calibrate_from(struct cmd_ctx *ctx, const struct calibrate_opts *co)
 	struct table t;
 	struct buf out = BUF_INIT;
 	size_t j;
-	int ret = EXIT_OK;
+	int ret = EXIT_OK, rc;
 
 	if (co->simulate >= 0)
 		table_init(&t, ARRAY_SIZE(sim_cols), sim_cols);
 	else
 		table_init(&t, ARRAY_SIZE(calib_cols), calib_cols);
-	if (cmd_open_existing_store(ctx, &s) < 0 ||
-	    gate_calibration_run(s, co->from, co->power, co->simulate >= 0 ?
-				 co->simulate / 100 : -1, &o, &cal) < 0) {
+	if (cmd_open_existing_store(ctx, &s) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
+	rc = gate_calibration_run(s, co->from, co->power, co->simulate >= 0 ?
+				  co->simulate / 100 : -1, &o, &cal);
+	if (rc < 0) {
+		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		goto cleanup;
+	}
+	if (*cal.left_out)
+		warning("left out by default: %s", cal.left_out);
+	if (*cal.included)
+		warning("counts what the defaults leave out, because the "
+			"selection asks for it: %s", cal.included);
 	for (j = 0; j < cal.n; j++) {
-		if (!cal.ok[j]) {
+		if (!cal.ok[j])
 			ret = EXIT_INCONCLUSIVE;
-		} else if (co->simulate >= 0) {
+		else if (co->simulate >= 0)
 			sim_row(&t, &cal.g[j], &cal.c[j], co->simulate / 100,
 				o.trials, o.threshold);
-		} else {
+		else
 			calib_row(&t, &cal.g[j], &cal.c[j], o.trials);
-			if (co->store && gate_store_floor(s, &cal.g[j], &cal.c[j],
-							  &o) < 0)
+	}
+	/* all or nothing: a calibration that failed anywhere stores nothing */
+	if (co->store && co->simulate < 0 && ret == EXIT_OK) {
+		if (store_begin(s) < 0) {
+			ret = EXIT_ENV;
+		} else {
+			for (j = 0; j < cal.n; j++)
+				gate_store_floor(s, &cal.g[j], &cal.c[j], &o);
+			if (store_commit(s) < 0)
 				ret = EXIT_ENV;
 		}
+	} else if (co->store && ret == EXIT_INCONCLUSIVE) {
+		error("the calibration failed; no noise floor was stored");
 	}
 	if (table_render(&t, co->format, &out) == 0)
 		fwrite(out.buf, 1, out.len, stdout);
-	if (co->store && !ret && !ctx->quiet)
+	if (co->store && co->simulate < 0 && !ret && !ctx->quiet)
 		fprintf(stderr, "stored the noise floor of %zu workloads\n",
 			cal.n);
 cleanup:
 	table_release(&t);
 	gate_calibration_release(&cal);
 	buf_release(&out);
+	store_close(s);
+	return ret;
+}
+
+static const char *const list_cols[] = {
+	"id#", "identity", "target", "model", "test", "session#",
+	"processes#", "samples#", "within_cv_pct#", "between_cv_pct#",
+	"mde_k1_pct#", "created", "details",
+};
+
+/* calibrate --list: every stored noise floor. */
+static int
+calibrate_list(struct cmd_ctx *ctx, const char *format)
+{
+	struct store *s = NULL;
+	struct store_noise_row *r = NULL;
+	struct table t;
+	struct buf out = BUF_INIT;
+	size_t n = 0, i;
+	int ret = EXIT_OK;
+
+	table_init(&t, ARRAY_SIZE(list_cols), list_cols);
+	if (cmd_open_store_readonly(ctx, &s, 0) < 0 ||
+	    store_noise_list(s, &r, &n) < 0) {
+		ret = EXIT_ENV;
+		goto cleanup;
+	}
+	for (i = 0; i < n; i++) {
+		char c[8][64];
+		const char *row[ARRAY_SIZE(list_cols)];
+
+		snprintf(c[0], 64, "%lld", (long long)r[i].id);
+		snprintf(c[1], 64, "%lld", (long long)r[i].session_id);
+		snprintf(c[2], 64, "%d", r[i].processes);
+		snprintf(c[3], 64, "%d", r[i].samples);
+		fmt_num(c[4], 64, r[i].within_cv * 100, 2);
+		fmt_num(c[5], 64, r[i].between_cv * 100, 2);
+		fmt_num(c[6], 64, r[i].mde * 100, 1);
+		row[0] = c[0];
+		row[1] = r[i].identity;
+		row[2] = r[i].target;
+		row[3] = r[i].model;
+		row[4] = r[i].test;
+		row[5] = r[i].session_id ? c[1] : "";
+		row[6] = c[2];
+		row[7] = c[3];
+		row[8] = c[4];
+		row[9] = c[5];
+		row[10] = c[6];
+		row[11] = r[i].created_at;
+		row[12] = r[i].details_json;
+		table_add_row(&t, row);
+	}
+	if (table_render(&t, format, &out) == 0)
+		fwrite(out.buf, 1, out.len, stdout);
+	if (!n && !ctx->quiet)
+		fprintf(stderr, "no noise floor is stored\n");
+cleanup:
+	store_noise_list_free(r, n);
+	table_release(&t);
+	buf_release(&out);
+	store_close(s);
+	return ret;
+}
+
+/* calibrate --forget ID|SEL: removes stored noise floors. */
+static int
+calibrate_forget(struct cmd_ctx *ctx, const char *what)
+{
+	static const char *const keys[] = {
+		"identity", "target", "model", "test", "session",
+	};
+	const char *val[ARRAY_SIZE(keys)] = { 0 };
+	struct selection sel = { 0 };
+	struct store *s = NULL;
+	long id = 0, session = 0, removed = 0;
+	size_t i, k;
+	int ret = EXIT_OK;
+
+	if (parse_long(what, &id) < 0) {
+		id = 0;
+		if (selection_parse(what, &sel) < 0)
+			return EXIT_USAGE;
+		if (!sel.n) {
+			selection_free(&sel);
+			return cmd_usage_error(ctx, "--forget needs an id or a "
+					       "selection");
+		}
+		for (i = 0; i < sel.n; i++) {
+			for (k = 0; k < ARRAY_SIZE(keys) &&
+			     strcmp(keys[k], sel.keys[i]); k++)
+				;
+			if (k == ARRAY_SIZE(keys)) {
+				ret = cmd_usage_error(ctx, "--forget: unknown key "
+						      "'%s' (identity, target, "
+						      "model, test, session)",
+						      sel.keys[i]);
+				goto cleanup;
+			}
+			val[k] = sel.values[i];
+		}
+		if (val[4] && parse_long(val[4], &session) < 0) {
+			ret = cmd_usage_error(ctx, "--forget: session '%s' is not "
+					      "a number", val[4]);
+			goto cleanup;
+		}
+	} else if (id <= 0) {
+		return cmd_usage_error(ctx, "--forget: bad id '%s'", what);
+	}
+	if (cmd_open_existing_store(ctx, &s) < 0 ||
+	    store_noise_remove(s, id, val[0], val[1], val[2], val[3], session,
+			       &removed) < 0) {
+		ret = EXIT_ENV;
+		goto cleanup;
+	}
+	printf("forgot %ld noise floor%s\n", removed, removed == 1 ? "" : "s");
+	if (!removed) {
+		error("no stored noise floor matches '%s'", what);
+		ret = EXIT_ENV;
+	}
+cleanup:
+	selection_free(&sel);
 	store_close(s);
 	return ret;
 }
@@ -248,7 +402,15 @@ calibrate_main(int argc, char **argv, struct cmd_ctx *ctx)
 	rc = cmd_parse(ctx, argc, argv, &co, &args, &nargs);
 	if (rc)
 		return rc < 0 ? EXIT_USAGE : EXIT_OK;
-	if (co.threshold <= 0 || co.threshold >= 100)
+	if ((co.list || co.forget) && (nargs || co.from || co.store ||
+				       co.power || co.simulate >= 0 ||
+				       (co.list && co.forget)))
+		rc = cmd_usage_error(ctx, "--list and --forget go alone");
+	else if (co.list)
+		rc = calibrate_list(ctx, co.format);
+	else if (co.forget)
+		rc = calibrate_forget(ctx, co.forget);
+	else if (co.threshold <= 0 || co.threshold >= 100)
 		rc = cmd_usage_error(ctx, "bad --threshold '%g' (0 < P < 100)",
 				     co.threshold);
 	else if (co.simulate >= 100)
@@ -261,7 +423,7 @@ calibrate_main(int argc, char **argv, struct cmd_ctx *ctx)
 	else if (nargs && (co.simulate >= 0 || co.power))
 		rc = cmd_usage_error(ctx, "--simulate and --power go with --from "
 				     "SEL, not with PLAN");
-	if (rc)
+	if (rc || co.list || co.forget)
 		goto cleanup;
 	if (co.simulate >= 0 && co.trials <= 0)
 		co.trials = 1000;

@@ -2,6 +2,7 @@
 #include "cmd/cmd.h"
 #include "analysis/compare.h"
 #include "analysis/gate.h"
+#include "analysis/outliers.h"
 #include "analysis/render.h"
 #include "analysis/workload.h"
 #include "evidence/store.h"
@@ -45,8 +46,10 @@ const struct command cmd_compare = {
 		"                         [--boot N] [--threshold PCT] "
 		"[-o FILE] A B",
 	.description =
-		"Per workload (model x test; also variant when both selections hold\n"
-		"the same several variants): the ratio B / A of the median tokens/s\n"
+		"Per workload (model x test x configuration: rows that differ in a\n"
+		"llama-bench field that changes the measurement are never pooled;\n"
+		"also variant when both selections hold the same several variants):\n"
+		"the ratio B / A of the median tokens/s\n"
 		"with a seeded bootstrap 95 % confidence interval (processes are\n"
 		"resampled first, then samples within each), the Mann-Whitney U\n"
 		"p-value, the Hodges-Lehmann shift, sample and process counts, the\n"
@@ -57,10 +60,15 @@ const struct command cmd_compare = {
 		"A single process per side cannot show how much the process itself\n"
 		"shifts its samples; the noise floor stored by `shimbench calibrate`\n"
 		"for the fingerprint is used for that, or, uncalibrated, the\n"
-		"within-process CV as a stand-in (column noise says which).\n",
+		"within-process CV as a stand-in (column noise says which).\n"
+		"\n"
+		"Warnings (column warnings; md: a list): a first sample far below the\n"
+		"rest of its process, a process far from its siblings, a difference\n"
+		"smaller than the spread of the samples, a side that pools sessions\n"
+		"of different fingerprints (thresholds: docs/statistics.md).\n",
 	.opts = compare_opts,
-	.epilogue = "exit: 0 compared, 2 bad input, 3 no store or nothing "
-		"comparable\n",
+	.epilogue = "exit: 0 compared, 2 bad input (an unknown selection key), "
+		"3 no store, nothing matched\na selection or nothing comparable\n",
 	.min_args = 0,
 	.max_args = 2,
 };
@@ -69,7 +77,7 @@ static const char *const compare_cols[] = {
 	"workload", "a_median#", "b_median#", "ratio#", "ci95_lo#",
 	"ci95_hi#", "p_mwu#", "hl_shift#", "hl_pct#", "a_samples#",
 	"a_processes#", "b_samples#", "b_processes#", "noise",
-	"between_cv_pct#", "mde_pct#", "verdict",
+	"between_cv_pct#", "mde_pct#", "verdict", "warnings",
 };
 
 static void
@@ -83,9 +91,39 @@ pct(char *out, size_t size, double v)
  * p below CMP_P_MIN is written "<1e-300", in JSON the number 1e-300 (a
  * number column stays numbers); never 0.
  */
+/* The warnings of one workload (outliers, spread, pooling) into w. */
+static void
+workload_warnings(const struct workload *wl, const struct cmp_result *r,
+		  struct warnings *w)
+{
+	char *what = xstrfmt("%s (A)", wl->name);
+	double *xa, *xb;
+	size_t na, nb;
+
+	outliers_side(&wl->a, what, w);
+	free(what);
+	what = xstrfmt("%s (B)", wl->name);
+	outliers_side(&wl->b, what, w);
+	free(what);
+	xa = cmp_side_pool(&wl->a, &na);
+	xb = cmp_side_pool(&wl->b, &nb);
+	outliers_effect(xa, na, xb, nb, r->ratio, wl->name, "A", "B", w);
+	free(xa);
+	free(xb);
+	if (wl->idents_a > 1)
+		warnings_add(w, xstrfmt("%s: A pools sessions %s of %zu "
+					"different fingerprints", wl->name,
+					wl->sessions_a, wl->idents_a));
+	if (wl->idents_b > 1)
+		warnings_add(w, xstrfmt("%s: B pools sessions %s of %zu "
+					"different fingerprints", wl->name,
+					wl->sessions_b, wl->idents_b));
+}
+
 static void
 compare_row(struct table *t, const struct workload *w,
-	    const struct cmp_result *r, double threshold, int json)
+	    const struct cmp_result *r, double threshold, int json,
+	    const char *warn)
 {
 	struct gate_decision d;
 	char cell[ARRAY_SIZE(compare_cols)][64];
@@ -117,6 +155,7 @@ compare_row(struct table *t, const struct workload *w,
 	row[0] = w->name;
 	row[13] = cmp_noise_name(r->noise);
 	row[16] = cmp_verdict(r, threshold);
+	row[17] = warn;
 	table_add_row(t, row);
 }
 
@@ -132,6 +171,7 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 	struct store *s = NULL;
 	struct table t;
 	struct buf out = BUF_INIT;
+	struct warnings warn = { 0 };
 	int ret = EXIT_OK, rc;
 
 	rc = cmd_parse(ctx, argc, argv, &co, &args, &nargs);
@@ -162,12 +202,43 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 		ret = EXIT_ENV;
 	else if ((rc = workload_compare(s, args[0], args[1], &o, &cmp)) < 0)
 		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
-	for (i = 0; !ret && i < cmp.n; i++)
-		if (cmp.ok[i])
-			compare_row(&t, &cmp.w[i], &cmp.r[i], co.threshold / 100,
-				    !strcmp(co.format, "json"));
+	if (!ret && *cmp.left_out)
+		warnings_add(&warn, xstrfmt("left out by default: %s",
+					    cmp.left_out));
+	if (!ret && *cmp.included)
+		warnings_add(&warn, xstrfmt("counts what the defaults leave "
+					    "out, because the selection asks "
+					    "for it: %s", cmp.included));
+	for (i = 0; !ret && i < cmp.n; i++) {
+		struct warnings ww = { 0 };
+		struct buf wj = BUF_INIT;
+		size_t k;
+
+		if (!cmp.ok[i])
+			continue;
+		workload_warnings(&cmp.w[i], &cmp.r[i], &ww);
+		for (k = 0; k < ww.n; k++) {
+			buf_addf(&wj, "%s%s", k ? "; " : "", ww.v[k]);
+			warnings_add(&warn, xstrdup(ww.v[k]));
+		}
+		compare_row(&t, &cmp.w[i], &cmp.r[i], co.threshold / 100,
+			    !strcmp(co.format, "json"), wj.buf);
+		buf_release(&wj);
+		warnings_release(&ww);
+	}
 	if (!ret && table_render(&t, co.format, &out) < 0)
 		ret = EXIT_USAGE;
+	if (!ret && !strcmp(co.format, "md") && warn.n) {
+		buf_adds(&out, "\nWarnings:\n\n");
+		for (i = 0; i < warn.n; i++)
+			buf_addf(&out, "- %s\n", warn.v[i]);
+	} else if (!ret) {
+		/* csv and json keep their columns: the general ones here */
+		for (i = 0; i < warn.n; i++)
+			if (!strncmp(warn.v[i], "left out", 8) ||
+			    !strncmp(warn.v[i], "counts what", 11))
+				warning("%s", warn.v[i]);
+	}
 	if (!ret && co.output) {
 		if (write_file_atomic(co.output, out.buf, out.len) < 0)
 			ret = EXIT_ENV;
@@ -177,6 +248,7 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (!ret && !ctx->quiet && (cmp.only_a || cmp.only_b))
 		fprintf(stderr, "note: %zu workloads only in A, %zu only in B\n",
 			cmp.only_a, cmp.only_b);
+	warnings_release(&warn);
 	workload_comparison_release(&cmp);
 	table_release(&t);
 	buf_release(&out);

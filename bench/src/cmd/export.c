@@ -78,7 +78,9 @@ cmd_write_bundle(struct store *s, int64_t sid, const char *dir,
 		buf_init(&imgs[i], 0);
 	if (store_session_load(s, sid, &d) < 0)
 		return -1;
-	snprintf(spec, sizeof(spec), "session=%lld", (long long)sid);
+	/* the bundle is the session: all of it, its warnings saying what
+	 * would not count by default */
+	snprintf(spec, sizeof(spec), "session=%lld,include=all", (long long)sid);
 	if (selection_parse(spec, &sel) < 0 || report_build(s, &sel, &rep) < 0)
 		goto cleanup;
 	report_render(&rep, "md", &md);

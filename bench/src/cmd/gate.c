@@ -1,7 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
 #include "analysis/gate.h"
+#include "analysis/provenance.h"
 #include "analysis/render.h"
+#include "base/json.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -25,9 +27,11 @@ static const struct opt gate_opts[] = {
 	OPT_S("candidate", 0, GO, candidate, "SEL",
 	      "the selection to gate (required)"),
 	OPT_S("baseline", 0, GO, baseline, "SEL|auto",
-	      "the selection to compare with; auto: the most recent other "
-	      "session whose fingerprint equals the candidate's on "
-	      "everything but OS version and build (the macOS-update gate)"),
+	      "the selection to compare with; auto: the most recently "
+	      "measured other session that counts (status ok, not tampered) "
+	      "whose fingerprint equals the candidate's on everything but OS "
+	      "version and build (the macOS-update gate); it says which it "
+	      "took, why, and what it passed over"),
 	OPT_C("mode", 0, GO, mode, "M", "detect|prove",
 	      "detect (default): fail only when confidently slower than the "
 	      "threshold; inconclusive when the threshold is below what the "
@@ -86,11 +90,21 @@ const struct command cmd_gate = {
 		"`shimbench calibrate` for the fingerprint (uncalibrated: the\n"
 		"within-process CV as a stand-in), and the observed between-process\n"
 		"spread with several. Each verdict shows the minimum detectable\n"
-		"effect (95 % power).\n",
+		"effect (95 % power).\n"
+		"\n"
+		"The Markdown names the sessions and OS builds compared, the\n"
+		"confidence level of the bounds, warnings (outliers, a difference\n"
+		"smaller than its spread, data left out or counted against the\n"
+		"defaults) and the provenance of both sides. Tampered imports,\n"
+		"sessions that failed, were interrupted or are unfinished, and runs\n"
+		"that did not end ok never count unless a selection includes them\n"
+		"(include=...); --shim-floor requires every shim run to be\n"
+		"injection-verified (markers re-derived from the raw stderr).\n",
 	.opts = gate_opts,
 	.epilogue = "exit: 0 pass, 1 regression or shim check failed, 2 usage,\n"
-		"3 nothing comparable, 4 inconclusive (says how many processes per\n"
-		"side would likely decide it)\n",
+		"3 nothing matched a selection or nothing comparable, 4 inconclusive\n"
+		"(says how many processes per side would likely decide it, or that\n"
+		"the candidate's data does not count)\n",
 	.max_args = 0,
 };
 
@@ -175,7 +189,7 @@ render_junit(const struct gate_check *c, size_t n, struct buf *b)
 }
 
 static void
-json_num(struct buf *b, const char *key, double v)
+json_knum(struct buf *b, const char *key, double v)
 {
 	buf_add_json_str(b, key);
 	if (isfinite(v))
@@ -185,20 +199,37 @@ json_num(struct buf *b, const char *key, double v)
 }
 
 static void
-render_json(const struct gate_check *c, size_t n, const char *verdict, int code,
+render_json(const struct gate_report *rep, const char *verdict, int code,
 	    const char *base, const char *cand, enum gate_mode mode,
 	    struct buf *b)
 {
-	size_t i;
+	const struct gate_check *c = rep->checks;
+	size_t n = rep->n, i;
 
 	buf_adds(b, "{\"verdict\": ");
 	buf_add_json_str(b, verdict);
-	buf_addf(b, ", \"exit_code\": %d, \"mode\": \"%s\", \"baseline\": ",
-		 code, mode == GATE_DETECT ? "detect" : "prove");
+	buf_addf(b, ", \"exit_code\": %d, \"mode\": \"%s\", \"confidence\": "
+		 "%.6g, \"baseline\": ", code,
+		 mode == GATE_DETECT ? "detect" : "prove", 1 - rep->alpha);
 	buf_add_json_str(b, base);
 	buf_adds(b, ", \"candidate\": ");
 	buf_add_json_str(b, cand);
-	buf_adds(b, ", \"checks\": [");
+	buf_adds(b, ", \"baseline_compared\": ");
+	buf_add_json_str(b, rep->baseline_words ? rep->baseline_words : "");
+	buf_adds(b, ", \"candidate_compared\": ");
+	buf_add_json_str(b, rep->candidate_words ? rep->candidate_words : "");
+	if (rep->auto_session) {
+		buf_addf(b, ", \"baseline_auto\": {\"session\": %lld, "
+			 "\"why\": ", (long long)rep->auto_session);
+		buf_add_json_str(b, rep->auto_reason ? rep->auto_reason : "");
+		buf_adds(b, "}");
+	}
+	buf_adds(b, ", \"warnings\": [");
+	for (i = 0; i < rep->warn.n; i++) {
+		buf_adds(b, i ? ", " : "");
+		buf_add_json_str(b, rep->warn.v[i]);
+	}
+	buf_adds(b, "], \"checks\": [");
 	for (i = 0; i < n; i++) {
 		buf_adds(b, i ? ",\n  {" : "\n  {");
 		buf_adds(b, "\"suite\": ");
@@ -227,7 +258,7 @@ render_json(const struct gate_check *c, size_t n, const char *verdict, int code,
 
 			for (k = 0; k < ARRAY_SIZE(nums); k++) {
 				buf_adds(b, ", ");
-				json_num(b, nums[k].key, nums[k].v);
+				json_knum(b, nums[k].key, nums[k].v);
 			}
 			buf_addf(b, ", \"noise\": \"%s\", \"baseline_samples\": %zu,"
 				 " \"baseline_processes\": %zu,"
@@ -239,22 +270,59 @@ render_json(const struct gate_check *c, size_t n, const char *verdict, int code,
 		}
 		buf_adds(b, "}");
 	}
-	buf_adds(b, "\n]}\n");
+	buf_adds(b, "\n], \"provenance\": {\"baseline\": ");
+	{
+		struct jw w;
+		struct buf pb = BUF_INIT;
+
+		jw_init(&w, &pb, 0);
+		if (rep->prov_baseline)
+			provenance_json(rep->prov_baseline, &w);
+		else
+			jw_null(&w);
+		buf_add(b, pb.buf, pb.len);
+		buf_reset(&pb);
+		buf_adds(b, ", \"candidate\": ");
+		jw_init(&w, &pb, 0);
+		if (rep->prov_candidate)
+			provenance_json(rep->prov_candidate, &w);
+		else
+			jw_null(&w);
+		buf_add(b, pb.buf, pb.len);
+		buf_release(&pb);
+	}
+	buf_adds(b, "}}\n");
 }
 
 static void
-render_md(const struct gate_check *c, size_t n, const char *headline,
+render_md(const struct gate_report *rep, const char *headline,
 	  const char *base, const char *cand, struct buf *b)
 {
 	static const char *const cols[] = {
 		"check", "workload", "verdict", "ratio#", "bounds", "threshold %#",
 		"MDE %#", "noise", "processes", "detail",
 	};
+	const struct gate_check *c = rep->checks;
+	size_t n = rep->n;
 	struct table t;
 	size_t i;
+	char conf[32];
 
+	fmt_num(conf, sizeof(conf), (1 - rep->alpha) * 100, 2);
 	buf_addf(b, "### shimbench gate: %s\n\nbaseline `%s`, candidate `%s`\n\n",
 		 headline, base, cand);
+	if (rep->baseline_words)
+		buf_addf(b, "Compared: baseline %s against candidate %s.\n\n",
+			 rep->baseline_words, rep->candidate_words ?
+			 rep->candidate_words : "");
+	else if (rep->candidate_words)
+		buf_addf(b, "Candidate: %s.\n\n", rep->candidate_words);
+	if (rep->auto_session)
+		buf_addf(b, "Baseline auto: session %lld, %s.\n\n",
+			 (long long)rep->auto_session, rep->auto_reason);
+	buf_addf(b, "Bounds: one-sided %s %% confidence bounds of the ratio "
+		 "candidate / baseline (alpha %g per workload); MDE: the "
+		 "slowdown caught with 95 %% power.\n\n", conf, rep->alpha);
 	table_init(&t, ARRAY_SIZE(cols), cols);
 	for (i = 0; i < n; i++) {
 		char ratio[32] = "", bounds[64] = "", thr[32] = "", mde[32] = "",
@@ -285,6 +353,21 @@ render_md(const struct gate_check *c, size_t n, const char *headline,
 	}
 	table_render_md(&t, b);
 	table_release(&t);
+	if (rep->warn.n) {
+		buf_adds(b, "\nWarnings:\n\n");
+		for (i = 0; i < rep->warn.n; i++)
+			buf_addf(b, "- %s\n", rep->warn.v[i]);
+	}
+	if (rep->prov_baseline) {
+		buf_adds(b, "\n");
+		provenance_render_md(rep->prov_baseline,
+				     "Provenance of the baseline", 4, b);
+	}
+	if (rep->prov_candidate) {
+		buf_adds(b, "\n");
+		provenance_render_md(rep->prov_candidate,
+				     "Provenance of the candidate", 4, b);
+	}
 }
 
 /* The thresholds of --threshold: a default and METRIC=PCT overrides. */
@@ -389,9 +472,8 @@ gate_write(const struct gate_cli *c, const struct gate_report *rep,
 	const char *gh = getenv("GITHUB_STEP_SUMMARY");
 	int ret = code;
 
-	render_md(rep->checks, rep->n, head, *base ? base : "-", c->candidate,
-		  &md);
-	render_json(rep->checks, rep->n, rep->regressions ? "regression" :
+	render_md(rep, head, *base ? base : "-", c->candidate, &md);
+	render_json(rep, rep->regressions ? "regression" :
 		    rep->inconclusive ? "inconclusive" : "pass", code, base,
 		    c->candidate, o->mode, &js);
 	if (c->junit) {
@@ -451,10 +533,8 @@ gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 	rc = gate_evaluate(s, &o, &rep);
 	if (rep.auto_session && !ctx->quiet)
-		fprintf(stderr, "baseline auto: session %lld (OS build other "
-			"than %s, same base fingerprint %.12s)\n",
-			(long long)rep.auto_session, rep.auto_os_build,
-			rep.auto_base);
+		fprintf(stderr, "baseline auto: session %lld: %s\n",
+			(long long)rep.auto_session, rep.auto_reason);
 	if (rc < 0) {
 		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
 		goto cleanup;

@@ -15,7 +15,6 @@
 struct history_opts {
 	const char *select, *format, *output;
 	double p;
-	long seed;
 };
 
 #define HO struct history_opts
@@ -24,8 +23,6 @@ static const struct opt history_opts[] = {
 	      "key=value[,key=value...] (default: everything)"),
 	OPT_D("p", 0, HO, p, "P", 0, 1,
 	      "significance of a change (default 0.05; 0 < P < 1)"),
-	OPT_I("seed", 0, HO, seed, "N", 0, 9223372036854775807.0,
-	      "permutation seed (default 1)"),
 	OPT_C("format", 'f', HO, format, "F", "md|csv|json",
 	      "md (default), csv or json"),
 	OPT_S("output", 'o', HO, output, "FILE",
@@ -40,22 +37,28 @@ const struct command cmd_history = {
 	.fn = history_main,
 	.summary = "a workload's series across OS builds with change points",
 	.synopsis = "[--select SEL] [--format md|csv|json]\n"
-		"                         [--p P] [--seed N] [-o FILE]",
+		"                         [--p P] [-o FILE]",
 	.description =
-		"The series of each workload per variant and fingerprint (target,\n"
-		"variant, model, test and the fingerprint without OS version and\n"
-		"build), one point per session in store order with its OS build,\n"
-		"median tokens/s and samples, and the change points found by\n"
-		"E-divisive means (Matteson and James 2014) with a permutation test\n"
-		"over the session medians; the session that introduced each change\n"
-		"is marked with the shift.\n",
+		"The series of each workload per variant, configuration and\n"
+		"fingerprint (target, variant, model, test, the llama-bench fields\n"
+		"that change the measurement, and the fingerprint without OS version\n"
+		"and build), one point per session in order of measurement (the runs'\n"
+		"own dates, llama-bench's test_time when a run has none; never the\n"
+		"date of an import) with its OS build, median tokens/s and samples.\n"
+		"Change points: binary segmentation over the sessions with a t test\n"
+		"on the session means of the processes' log medians, the variance of\n"
+		"a session never below what the processes imply, Bonferroni over the\n"
+		"splits (docs/statistics.md; its power in bench/BENCHMARKS.md); the\n"
+		"session that introduced each change is marked with the shift.\n",
 	.opts = history_opts,
+	.epilogue = "exit: 0 shown, 2 usage (an unknown selection key), 3 no "
+		"store or nothing matched the selection\n",
 	.max_args = 0,
 };
 
 static const char *const history_cols[] = {
-	"series", "session#", "started", "os_build", "median#", "samples#",
-	"change",
+	"series", "session#", "measured", "os_build", "median#", "samples#",
+	"processes#", "change",
 };
 
 /* The rows of series j: its points, each change marked where it starts. */
@@ -67,7 +70,7 @@ series_rows(struct table *t, const struct workload_history *h, size_t j)
 	size_t k, q;
 
 	for (k = 0; k < sr->np; k++) {
-		char sess[32], m[32], n[32], change[160] = "";
+		char sess[32], m[32], n[32], np[32], change[160] = "";
 		const char *row[ARRAY_SIZE(history_cols)];
 
 		for (q = 0; q < h->ncp[j]; q++)
@@ -79,13 +82,15 @@ series_rows(struct table *t, const struct workload_history *h, size_t j)
 		snprintf(sess, sizeof(sess), "%lld", (long long)sr->p[k].session);
 		fmt_num(m, sizeof(m), h->median[j][k], 2);
 		snprintf(n, sizeof(n), "%zu", sr->p[k].n);
+		snprintf(np, sizeof(np), "%zu", sr->p[k].nproc);
 		row[0] = sr->key;
 		row[1] = sess;
 		row[2] = sr->p[k].started;
 		row[3] = sr->p[k].os_build;
 		row[4] = m;
 		row[5] = n;
-		row[6] = change;
+		row[6] = np;
+		row[7] = change;
 		table_add_row(t, row);
 	}
 }
@@ -93,7 +98,7 @@ series_rows(struct table *t, const struct workload_history *h, size_t j)
 static int
 history_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	struct history_opts o = { .format = "md", .p = 0.05, .seed = 1 };
+	struct history_opts o = { .format = "md", .p = 0.05 };
 	const char **args = NULL;
 	size_t nargs, j;
 	struct store *s = NULL;
@@ -112,21 +117,43 @@ history_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (selection_parse(o.select, &probe) < 0)
 		return EXIT_USAGE;
 	selection_free(&probe);
-	if (cmd_open_store_readonly(ctx, &s, 0) < 0 ||
-	    workload_history(s, o.select, o.p, (uint64_t)o.seed, &h) < 0) {
-		workload_history_release(&h);
+	if (cmd_open_store_readonly(ctx, &s, 0) < 0) {
 		store_close(s);
 		return EXIT_ENV;
+	}
+	rc = workload_history(s, o.select, o.p, &h);
+	if (rc < 0) {
+		workload_history_release(&h);
+		store_close(s);
+		return rc == -2 ? EXIT_USAGE : EXIT_ENV;
 	}
 	table_init(&t, ARRAY_SIZE(history_cols), history_cols);
 	for (j = 0; j < h.ns; j++)
 		series_rows(&t, &h, j);
-	if (table_render(&t, o.format, &out) < 0)
+	if (table_render(&t, o.format, &out) < 0) {
 		ret = EXIT_USAGE;
-	else if (o.output && write_file_atomic(o.output, out.buf, out.len) < 0)
+		goto cleanup;
+	}
+	if (!strcmp(o.format, "md") && (*h.left_out || *h.included)) {
+		buf_adds(&out, "\nWarnings:\n\n");
+		if (*h.left_out)
+			buf_addf(&out, "- left out by default: %s\n", h.left_out);
+		if (*h.included)
+			buf_addf(&out, "- counts what the defaults leave out, "
+				 "because the selection asks for it: %s\n",
+				 h.included);
+	} else {
+		if (*h.left_out)
+			warning("left out by default: %s", h.left_out);
+		if (*h.included)
+			warning("counts what the defaults leave out, because "
+				"the selection asks for it: %s", h.included);
+	}
+	if (o.output && write_file_atomic(o.output, out.buf, out.len) < 0)
 		ret = EXIT_ENV;
 	else if (!o.output)
 		fwrite(out.buf, 1, out.len, stdout);
+cleanup:
 	table_release(&t);
 	workload_history_release(&h);
 	buf_release(&out);

@@ -28,7 +28,9 @@ static const struct opt report_opts[] = {
 	      "when installed)"),
 	OPT_S("select", 's', RO, select, "SEL",
 	      "key=value[,key=value...] over session, variant, target, model, "
-	      "role, test, os_build, ... (default: everything stored)"),
+	      "role, test, os_build, the llama-bench fields (flash_attn, "
+	      "n_threads, backend, ...), fingerprint keys, and include=... "
+	      "(default: everything stored that counts)"),
 	OPT_S("output", 'o', RO, output, "FILE",
 	      "write to FILE (e.g. reports/report.md) instead of standard "
 	      "output"),
@@ -52,7 +54,9 @@ const struct command cmd_report = {
 	.synopsis = "[--format md|csv|json|html] [--select SEL] [-o FILE] "
 		"[--plot DIR [--png]]",
 	.description =
-		"Per workload (model x test): the median of all samples_ts per role\n"
+		"Per workload (model x test x configuration: rows that differ in any\n"
+		"llama-bench field that changes the measurement are never pooled;\n"
+		"the fields that vary are columns): the median of all samples_ts per role\n"
 		"(bare-metal host, stock guest, shim guest) with min-max and sample\n"
 		"count, the guest speedup (shim / stock), shim / bare-metal and\n"
 		"stock / bare-metal percent. Variants with other roles are listed\n"
@@ -60,8 +64,15 @@ const struct command cmd_report = {
 		"and listed apart. md, json and html end with the provenance: the\n"
 		"sessions (label, kind, status, tampered, warnings), the targets'\n"
 		"hardware, OS version and build, llama.cpp build, llama-bench and\n"
-		"shim SHA-256, the models' SHA-256, and when the runs were measured.\n",
+		"shim SHA-256, the models' SHA-256, and when the runs were measured.\n"
+		"Tampered imports, failed, interrupted or unfinished sessions and runs\n"
+		"that did not end ok are left out unless the selection includes them\n"
+		"(include=tampered+partial+failed+interrupted+unfinished or all); the\n"
+		"Warnings say what was left out, what counts although it would be, and\n"
+		"outliers (docs/statistics.md).\n",
 	.opts = report_opts,
+	.epilogue = "exit: 0 reported, 2 usage (an unknown selection key), 3 no "
+		"store or nothing matched the selection\n",
 	.max_args = 0,
 };
 
@@ -86,8 +97,18 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 		return cmd_usage_error(ctx, "--png goes with --plot DIR");
 	if (selection_parse(o.select, &sel) < 0)
 		return EXIT_USAGE;
-	if (cmd_open_store_readonly(ctx, &s, 0) < 0 ||
-	    report_build(s, &sel, &rep) < 0) {
+	if (cmd_open_store_readonly(ctx, &s, 0) < 0) {
+		ret = EXIT_ENV;
+		goto cleanup;
+	}
+	rc = report_build(s, &sel, &rep);
+	if (rc < 0) {
+		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		goto cleanup;
+	}
+	if (!rep.n && !rep.nex) {
+		error("%s", rep.nothing ? rep.nothing :
+		      "nothing matched the selection");
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
@@ -104,6 +125,8 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 	for (i = 0; !strcmp(o.format, "csv") && rep.prov &&
 	     i < rep.prov->nwarnings; i++)
 		warning("%s", rep.prov->warnings[i]);
+	for (i = 0; !strcmp(o.format, "csv") && i < rep.warn.n; i++)
+		warning("%s", rep.warn.v[i]);
 	if (o.output) {
 		if (write_file_atomic(o.output, out.buf, out.len) < 0) {
 			ret = EXIT_ENV;
@@ -130,8 +153,11 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 		}
 		buf_release(&written);
 	}
-	if (rep.n == 0 && !ctx->quiet)
-		fprintf(stderr, "note: nothing matched the selection\n");
+	if (rep.n == 0) {
+		error("%s", rep.nothing ? rep.nothing :
+		      "nothing matched the selection");
+		ret = EXIT_ENV;
+	}
 cleanup:
 	plot_histories_release(&hist);
 	report_release(&rep);

@@ -56,7 +56,12 @@ const struct command cmd_reproduce = {
 	.opts = reproduce_opts,
 	.epilogue =
 		"Exit: 0 every measured figure passes, 1 a figure missed (or, with\n"
-		"--require-all, is missing), 3 nothing to compare.\n",
+		"--require-all, is missing), 2 usage (an unknown selection key), 3\n"
+		"nothing matched the selection or nothing to compare, 4 a figure\n"
+		"matches several configurations (never pooled: select one).\n"
+		"Tampered imports, failed, interrupted or unfinished sessions and runs\n"
+		"that did not end ok are left out unless --select includes them\n"
+		"(include=...), and then the output says so.\n",
 	.max_args = 0,
 };
 
@@ -99,7 +104,7 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 	const char *figures;
 	char *figures_found = NULL;
 	int ret = EXIT_OK, rc;
-	int pass = 0, fail = 0, missing = 0;
+	int pass = 0, fail = 0, missing = 0, ambiguous = 0;
 	struct selection sel = { 0 };
 	struct published pub = { 0 };
 	struct report rep = { 0 };
@@ -124,8 +129,18 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 		return EXIT_USAGE;
 	}
 	table_init(&t, ARRAY_SIZE(cols), cols);
-	if (cmd_open_store_readonly(ctx, &s, 1) < 0 ||
-	    report_build(s, &sel, &rep) < 0) {
+	if (cmd_open_store_readonly(ctx, &s, 1) < 0) {
+		ret = EXIT_ENV;
+		goto cleanup;
+	}
+	rc = report_build(s, &sel, &rep);
+	if (rc < 0) {
+		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		goto cleanup;
+	}
+	if (!rep.n) {
+		error("%s", rep.nothing ? rep.nothing :
+		      "nothing matched the selection");
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
@@ -135,7 +150,8 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 		char v[4][64];
 		const char *verdict, *row[8];
 		double m = NAN, tol, delta = NAN;
-		size_t k;
+		size_t k, nconf;
+		char amb[64];
 
 		if (o.study && strcmp(o.study, f->study))
 			continue;
@@ -144,7 +160,8 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 			    !strcmp(rep.w[k].runtime, f->runtime) &&
 			    !strcmp(rep.w[k].test, f->test))
 				w = &rep.w[k];
-		if (w)
+		nconf = report_count(&rep, f->model, f->runtime, f->test);
+		if (w && nconf == 1)
 			m = measured(w, f->field);
 		if (o.exact) {
 			tol = 0.5 * pow(10, -f->decimals) + 1e-9;
@@ -158,7 +175,13 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 			tol = rel * fabs(f->value);
 			snprintf(v[3], 64, "±%g %%", rel * 100);
 		}
-		if (isnan(m)) {
+		if (nconf > 1) {
+			/* several configurations: never one pooled figure */
+			snprintf(amb, sizeof(amb), "AMBIGUOUS: %zu "
+				 "configurations", nconf);
+			verdict = amb;
+			ambiguous++;
+		} else if (isnan(m)) {
 			verdict = "MISSING";
 			missing++;
 		} else {
@@ -195,10 +218,22 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 	table_render(&t, o.format, &out);
 	fwrite(out.buf, 1, out.len, stdout);
 	if (!strcmp(o.format, "md"))
-		printf("\nfigures: %d pass, %d fail, %d missing%s\n", pass,
-		       fail, missing, missing ? " (no stored data for them)" : "");
+		printf("\nfigures: %d pass, %d fail, %d missing%s%s\n", pass,
+		       fail, missing, missing ? " (no stored data for them)" : "",
+		       ambiguous ? "; some figures match several "
+		       "configurations: select one with --select" : "");
+	for (i = 0; i < rep.warn.n; i++)
+		if (!strncmp(rep.warn.v[i], "these figures count", 19) ||
+		    !strncmp(rep.warn.v[i], "left out", 8)) {
+			if (!strcmp(o.format, "md"))
+				printf("warning: %s\n", rep.warn.v[i]);
+			else
+				warning("%s", rep.warn.v[i]);
+		}
 	if (fail || (o.require_all && missing))
 		ret = EXIT_CHECK;
+	else if (ambiguous)
+		ret = EXIT_INCONCLUSIVE;
 	else if (pass == 0)
 		ret = EXIT_ENV;
 cleanup:

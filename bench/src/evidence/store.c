@@ -21,7 +21,27 @@ struct store {
 	char *path;
 	int nErr;
 	int in_tx;              /* inside store_begin() .. commit/rollback */
+	struct store_config *configs;   /* the configs table, by id (cache) */
+	size_t nconfigs;
+	struct store_config none;       /* id 0: unknown */
 };
+
+static void configs_drop(struct store *s);
+
+/*
+ * The fields of a raw row that do not change the measurement: they name
+ * the model (its identity is the run's SHA-256, else its name), the
+ * hardware (the fingerprint's), the test (its name), or hold results.
+ * llama-bench's json/jsonl names, the display names of its md tables,
+ * and MLX-LM's harness JSON.
+ */
+#define CONFIG_DROP \
+	"'$.samples_ns','$.samples_ts','$.avg_ns','$.stddev_ns','$.avg_ts'," \
+	"'$.stddev_ts','$.test_time','$.n_prompt','$.n_gen','$.n_depth'," \
+	"'$.model_filename','$.model_type','$.model_size','$.model_n_params'," \
+	"'$.cpu_info','$.gpu_info','$.model','$.size','$.params','$.\"t/s\"'," \
+	"'$.test','$.warmup','$.median','$.samples','$.runtime.platform'"
+#define CONFIG_OF(col) "json_remove(" col "," CONFIG_DROP ")"
 
 /*
  * Schema migrations, applied in order; user_version = index reached.
@@ -97,6 +117,24 @@ static const char *const migrations[] = {
 	"ALTER TABLE results ADD COLUMN stddev_ts REAL;"
 	"ALTER TABLE results ADD COLUMN spread_source TEXT NOT NULL"
 	"  DEFAULT 'samples';",
+	/* 5: the configuration of each result (what changes the measurement:
+	 * the raw row without CONFIG_DROP), interned; a trigger keeps it,
+	 * so writers need not know. Rows that differ in it are never pooled. */
+	"CREATE TABLE configs(id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);"
+	"ALTER TABLE results ADD COLUMN config_id INTEGER REFERENCES configs(id);"
+	"CREATE INDEX results_config ON results(config_id);"
+	"CREATE TRIGGER results_config AFTER INSERT ON results"
+	"  WHEN json_valid(NEW.raw_json) AND json_type(NEW.raw_json)='object' BEGIN"
+	"  INSERT OR IGNORE INTO configs(json) VALUES(" CONFIG_OF("NEW.raw_json") ");"
+	"  UPDATE results SET config_id=(SELECT id FROM configs WHERE json="
+	     CONFIG_OF("NEW.raw_json") ") WHERE id=NEW.id;"
+	"END;"
+	"INSERT OR IGNORE INTO configs(json) SELECT " CONFIG_OF("raw_json")
+	"  FROM results WHERE json_valid(raw_json) AND json_type(raw_json)='object'"
+	"  ORDER BY id;"
+	"UPDATE results SET config_id=(SELECT c.id FROM configs c WHERE c.json="
+	     CONFIG_OF("results.raw_json") ")"
+	"  WHERE json_valid(raw_json) AND json_type(raw_json)='object';",
 };
 
 /* The tables walked from field tables. */
@@ -432,6 +470,7 @@ store_close(struct store *s)
 	if (!s)
 		return;
 	sqlite3_close(s->db);
+	configs_drop(s);
 	free(s->path);
 	free(s);
 }
@@ -966,7 +1005,7 @@ store_result_add(struct store *s, int64_t run_id, int idx,
 	return 0;
 }
 
-/* Selection keys that map to a column; others go to the fingerprint. */
+/* Selection keys that map to a column. */
 static const struct {
 	const char *key;
 	const char *column;
@@ -978,6 +1017,8 @@ static const struct {
 	{ "role", "r.role" },
 	{ "runtime", "r.runtime" },
 	{ "status", "r.status" },
+	{ "session_status", "s.status" },
+	{ "tampered", "s.tampered" },
 	{ "verification", "r.verification" },
 	{ "test", "x.test" },
 	{ "os_build", "e.os_build" },
@@ -987,6 +1028,44 @@ static const struct {
 	{ "kind", "s.kind" },
 	{ "label", "s.label" },
 	{ "build", "x.build_commit" },
+	{ "sha256", "coalesce(r.model_sha256, a.sha256, '')" },
+};
+
+/* The words of include= and their bits. */
+static const struct {
+	const char *word;
+	unsigned bit;
+} include_words[] = {
+	{ "tampered", SEL_TAMPERED },
+	{ "partial", SEL_PARTIAL },
+	{ "failed", SEL_FAILED },
+	{ "interrupted", SEL_INTERRUPTED },
+	{ "unfinished", SEL_UNFINISHED },
+	{ "all", SEL_ALL },
+};
+
+/*
+ * Names of one configuration field: llama-bench's json name first, then
+ * the display names of its md tables (and the short forms people type).
+ */
+static const char *const config_aliases[][3] = {
+	{ "backends", "backend", NULL },
+	{ "n_threads", "threads", NULL },
+	{ "n_gpu_layers", "ngl", NULL },
+	{ "flash_attn", "fa", NULL },
+	{ "split_mode", "sm", NULL },
+	{ "main_gpu", "mg", NULL },
+	{ "no_kv_offload", "nkvo", NULL },
+	{ "use_mmap", "mmap", NULL },
+	{ "embeddings", "embd", NULL },
+	{ "tensor_split", "ts", NULL },
+	{ "tensor_buft_overrides", "ot", NULL },
+	{ "devices", "dev", NULL },
+	{ "no_op_offload", "nopo", NULL },
+	{ "load_mode", "lm", NULL },
+	{ "use_direct_io", "dio", NULL },
+	{ "no_host", "noh", NULL },
+	{ "lazy_mode", "lzm", NULL },
 };
 
 static int
@@ -999,6 +1078,80 @@ valid_key(const char *k)
 		      (*k >= '0' && *k <= '9') || *k == '_' || *k == '.'))
 			return 0;
 	return 1;
+}
+
+/* The SEL_* bits of an include= value ("tampered+partial"); -1 if bad. */
+static int
+include_bits(const char *value, unsigned *bits)
+{
+	char *copy = xstrdup(value), *w, *save = NULL;
+	size_t k;
+	int ret = 0;
+
+	*bits = 0;
+	for (w = strtok_r(copy, "+", &save); w; w = strtok_r(NULL, "+", &save)) {
+		for (k = 0; k < ARRAY_SIZE(include_words) &&
+		     strcmp(w, include_words[k].word); k++)
+			;
+		if (k == ARRAY_SIZE(include_words)) {
+			ret = -1;
+			break;
+		}
+		*bits |= include_words[k].bit;
+	}
+	if (!*bits)
+		ret = -1;
+	free(copy);
+	return ret;
+}
+
+char *
+selection_text(const struct selection *sel)
+{
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	for (i = 0; sel && i < sel->n; i++)
+		buf_addf(&b, "%s%s=%s", i ? "," : "", sel->keys[i],
+			 sel->values[i]);
+	if (sel && sel->include) {
+		char *w = selection_include_words(sel->include);
+
+		buf_addf(&b, "%sinclude=%s", b.len ? "," : "", w);
+		free(w);
+	}
+	return buf_detach(&b, NULL);
+}
+
+char *
+selection_include_words(unsigned mask)
+{
+	struct buf b = BUF_INIT;
+	size_t k;
+
+	if ((mask & SEL_ALL) == SEL_ALL)
+		return xstrdup("all");
+	for (k = 0; k + 1 < ARRAY_SIZE(include_words); k++)
+		if (mask & include_words[k].bit)
+			buf_addf(&b, "%s%s", b.len ? "+" : "",
+				 include_words[k].word);
+	return buf_detach(&b, NULL);
+}
+
+/* What a key naming excluded data includes by saying so. */
+static unsigned
+implied_include(const char *key, const char *value)
+{
+	if (!strcmp(key, "status") && strcmp(value, "ok"))
+		return SEL_PARTIAL;
+	if (!strcmp(key, "tampered") && strcmp(value, "0"))
+		return SEL_TAMPERED;
+	if (!strcmp(key, "session_status"))
+		return !strcmp(value, "failed") ? SEL_FAILED :
+		       !strcmp(value, "interrupted") ? SEL_INTERRUPTED :
+		       !strcmp(value, "running") || !strcmp(value, "importing") ?
+		       SEL_UNFINISHED : 0;
+	return 0;
 }
 
 int
@@ -1024,6 +1177,20 @@ selection_parse(const char *text, struct selection *out)
 			error("selection '%s': bad key '%s'", text, item);
 			goto fail;
 		}
+		if (!strcmp(item, "include")) {
+			unsigned bits;
+
+			if (include_bits(eq + 1, &bits) < 0) {
+				error("selection '%s': include='%s': give "
+				      "tampered, partial, failed, interrupted, "
+				      "unfinished or all (several joined by "
+				      "'+')", text, eq + 1);
+				goto fail;
+			}
+			out->include |= bits;
+			continue;
+		}
+		out->include |= implied_include(item, eq + 1);
 		out->keys = xrealloc(out->keys, (out->n + 1) * sizeof(char *));
 		out->values = xrealloc(out->values,
 				       (out->n + 1) * sizeof(char *));
@@ -1085,122 +1252,590 @@ col_text_null(sqlite3_stmt *st, int i)
 	return t ? xstrdup((const char *)t) : NULL;
 }
 
+/* ---- configurations -------------------------------------------------------- */
+
+static void
+config_release(struct store_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		free(c->keys[i]);
+		free(c->values[i]);
+	}
+	free(c->keys);
+	free(c->values);
+	free(c->canon);
+	memset(c, 0, sizeof(*c));
+}
+
+static void
+configs_drop(struct store *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nconfigs; i++)
+		config_release(&s->configs[i]);
+	free(s->configs);
+	s->configs = NULL;
+	s->nconfigs = 0;
+	config_release(&s->none);
+}
+
+/* "$.a.b" or '$."t/s"' as "a.b" and "t/s" (caller frees). */
+static char *
+config_key(const char *fullkey)
+{
+	struct buf b = BUF_INIT;
+	const char *p = fullkey;
+
+	if (p[0] == '$')
+		p++;
+	if (p[0] == '.')
+		p++;
+	for (; *p; p++)
+		if (*p != '"')
+			buf_addch(&b, *p);
+	return buf_detach(&b, NULL);
+}
+
+static int
+cmp_kv(const void *a, const void *b)
+{
+	const char *const *x = a, *const *y = b;
+
+	return strcmp(x[0], y[0]);
+}
+
+/* Sorts c's fields by key and writes its canonical text. */
+static void
+config_finish(struct store_config *c)
+{
+	char **kv = xcalloc(2 * c->n + 2, sizeof(char *));
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		kv[2 * i] = c->keys[i];
+		kv[2 * i + 1] = c->values[i];
+	}
+	qsort(kv, c->n, 2 * sizeof(char *), cmp_kv);
+	for (i = 0; i < c->n; i++) {
+		c->keys[i] = kv[2 * i];
+		c->values[i] = kv[2 * i + 1];
+		buf_addf(&b, "%s=%s\n", c->keys[i], c->values[i]);
+	}
+	free(kv);
+	c->canon = buf_detach(&b, NULL);
+}
+
+/*
+ * (Re)loads the configs table into the cache: one statement over the
+ * table's leaves (json_tree), a few rows per configuration.
+ */
+static int
+configs_load(struct store *s)
+{
+	sqlite3_stmt *st;
+	int64_t max_id = 0;
+	int rc;
+
+	configs_drop(s);
+	s->none.canon = xstrdup("");
+	st = prepare(s, "SELECT max(id) FROM configs");
+	if (!st)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		max_id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	s->configs = xcalloc((size_t)max_id + 1, sizeof(*s->configs));
+	s->nconfigs = (size_t)max_id + 1;
+	st = prepare(s, "SELECT c.id, j.fullkey, j.type, j.atom FROM configs c,"
+		     " json_tree(c.json) j WHERE j.type NOT IN ('object','array')"
+		     " ORDER BY c.id");
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		struct store_config *c;
+		const char *type = (const char *)sqlite3_column_text(st, 2);
+		const char *atom = (const char *)sqlite3_column_text(st, 3);
+
+		if (id < 0 || id > max_id)
+			continue;
+		c = &s->configs[id];
+		c->id = id;
+		c->keys = xrealloc(c->keys, (c->n + 1) * sizeof(char *));
+		c->values = xrealloc(c->values, (c->n + 1) * sizeof(char *));
+		c->keys[c->n] = config_key((const char *)
+					   sqlite3_column_text(st, 1));
+		c->values[c->n] = xstrdup(type && !strcmp(type, "true") ?
+					  "true" : type && !strcmp(type, "false") ?
+					  "false" : atom ? atom : "null");
+		c->n++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_error(s, "read configurations");
+	for (max_id = 0; (size_t)max_id < s->nconfigs; max_id++) {
+		struct store_config *c = &s->configs[max_id];
+
+		c->id = max_id;
+		config_finish(c);
+	}
+	return 0;
+}
+
+const struct store_config *
+store_config_get(struct store *s, int64_t id)
+{
+	if (!s->none.canon || (id > 0 && (size_t)id >= s->nconfigs)) {
+		op_begin(s);
+		if (configs_load(s) < 0)
+			return NULL;
+	}
+	if (id <= 0 || (size_t)id >= s->nconfigs)
+		return &s->none;
+	return &s->configs[id];
+}
+
+/* The alias row of key, or -1. */
+static int
+alias_row(const char *key)
+{
+	size_t k, j;
+
+	for (k = 0; k < ARRAY_SIZE(config_aliases); k++)
+		for (j = 0; j < 3 && config_aliases[k][j]; j++)
+			if (!strcmp(config_aliases[k][j], key))
+				return (int)k;
+	return -1;
+}
+
+const char *
+store_config_value(const struct store_config *c, const char *key)
+{
+	int a = alias_row(key);
+	size_t i, j;
+
+	for (i = 0; c && i < c->n; i++) {
+		if (!strcmp(c->keys[i], key))
+			return c->values[i];
+		for (j = 0; a >= 0 && j < 3 && config_aliases[a][j]; j++)
+			if (!strcmp(c->keys[i], config_aliases[a][j]))
+				return c->values[i];
+	}
+	return NULL;
+}
+
+/* A configuration value as a selection compares it: true/on = 1. */
+static const char *
+value_norm(const char *v)
+{
+	if (!strcmp(v, "true") || !strcmp(v, "on"))
+		return "1";
+	if (!strcmp(v, "false") || !strcmp(v, "off"))
+		return "0";
+	return v;
+}
+
+/* 1 when key names a field of some stored configuration (or an alias). */
+static int
+config_key_known(struct store *s, const char *key)
+{
+	size_t i;
+
+	if (!store_config_get(s, 0))
+		return -1;
+	if (alias_row(key) >= 0)
+		return 1;
+	for (i = 0; i < s->nconfigs; i++)
+		if (store_config_value(&s->configs[i], key))
+			return 1;
+	return 0;
+}
+
+/* ---- queries ---------------------------------------------------------------- */
+
+/* The column of a selection key, or NULL. */
+static const char *
+column_of(const char *key)
+{
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(sel_columns); k++)
+		if (!strcmp(key, sel_columns[k].key))
+			return sel_columns[k].column;
+	return NULL;
+}
+
+/* Appends to names the distinct keys of the stored fingerprints. */
+static int
+fingerprint_keys(struct store *s, char ***names, size_t *n)
+{
+	sqlite3_stmt *st = prepare(s, "SELECT DISTINCT j.key FROM"
+				   " environments e, json_each(e.fingerprint_json) j"
+				   " WHERE json_valid(e.fingerprint_json)");
+	int rc;
+
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		*names = strv_push(*names, n, col_text(st, 0));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : db_error(s, "fingerprint keys");
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * What a key not among the columns is: 1 a configuration field, 2 a
+ * fingerprint key; -2 after error() naming the keys known; -1 error.
+ */
+static int
+key_kind(struct store *s, const char *key)
+{
+	char **names = NULL;
+	size_t n = 0, i, k;
+	struct buf b = BUF_INIT;
+	int rc = config_key_known(s, key);
+
+	if (rc)
+		return rc < 0 ? -1 : 1;
+	if (fingerprint_keys(s, &names, &n) < 0)
+		return -1;
+	for (i = 0; i < n && strcmp(names[i], key); i++)
+		;
+	if (i < n) {
+		strv_free(names);
+		return 2;
+	}
+	/* unknown: name everything that is known */
+	for (k = 0; k < ARRAY_SIZE(sel_columns); k++)
+		names = strv_push(names, &n, xstrdup(sel_columns[k].key));
+	names = strv_push(names, &n, xstrdup("include"));
+	for (k = 0; k < s->nconfigs; k++)
+		for (i = 0; i < s->configs[k].n; i++)
+			names = strv_push(names, &n,
+					  xstrdup(s->configs[k].keys[i]));
+	for (k = 0; k < ARRAY_SIZE(config_aliases); k++)
+		names = strv_push(names, &n, xstrdup(config_aliases[k][1]));
+	qsort(names, n, sizeof(char *), cmp_str);
+	for (i = 0; i < n; i++)
+		if (!i || strcmp(names[i], names[i - 1]))
+			buf_addf(&b, "%s%s", b.len ? ", " : "", names[i]);
+	error("unknown selection key '%s'; known keys: %s", key, b.buf);
+	buf_release(&b);
+	strv_free(names);
+	return -2;
+}
+
+/*
+ * The WHERE clause of a selection (after "WHERE 1") and, in order, the
+ * values to bind (NULL-terminated; owned by the caller). counted: the
+ * default exclusion applies, else its negation (what it left out).
+ * 0; -2 unknown key; -1 error.
+ */
+static int
+where_of(struct store *s, const struct selection *sel, int counted,
+	 struct buf *w, char ***binds)
+{
+	size_t nb = 0, i, k;
+	unsigned inc = sel ? sel->include : 0;
+	struct buf cond = BUF_INIT;
+
+	*binds = xcalloc(1, sizeof(char *));
+	for (i = 0; sel && i < sel->n; i++) {
+		const char *key = sel->keys[i], *val = sel->values[i];
+		const char *col = column_of(key);
+		long back;
+		int kind;
+
+		if (!strcmp(key, "session") && selection_latest(val, &back)) {
+			buf_adds(w, " AND r.session_id=(SELECT id FROM sessions"
+				 " ORDER BY id DESC LIMIT 1 OFFSET ?)");
+			*binds = strv_push(*binds, &nb, xstrfmt("%ld", back));
+			continue;
+		}
+		if (col) {
+			buf_addf(w, " AND %s=?", col);
+			*binds = strv_push(*binds, &nb, xstrdup(val));
+			continue;
+		}
+		kind = key_kind(s, key);
+		if (kind < 0) {
+			strv_free(*binds);
+			*binds = NULL;
+			return kind;
+		}
+		if (kind == 2) {
+			buf_adds(w, " AND json_extract(e.fingerprint_json,"
+				 " '$.' || ?)=?");
+			*binds = strv_push(*binds, &nb, xstrdup(key));
+			*binds = strv_push(*binds, &nb, xstrdup(val));
+			continue;
+		}
+		/* a configuration field: the ids whose value matches */
+		buf_adds(w, " AND x.config_id IN (0");
+		for (k = 1; k < s->nconfigs; k++) {
+			const char *v = store_config_value(&s->configs[k], key);
+
+			if (v && !strcmp(value_norm(v), value_norm(val)))
+				buf_addf(w, ",%zu", k);
+		}
+		buf_adds(w, ")");
+	}
+	/* the default: what counts */
+	buf_adds(&cond, "(s.status IN ('ok'");
+	if (inc & SEL_FAILED)
+		buf_adds(&cond, ",'failed'");
+	if (inc & SEL_INTERRUPTED)
+		buf_adds(&cond, ",'interrupted'");
+	if (inc & SEL_UNFINISHED)
+		buf_adds(&cond, ",'running','importing'");
+	buf_adds(&cond, ")");
+	if (!(inc & SEL_TAMPERED))
+		buf_adds(&cond, " AND s.tampered=0");
+	if (!(inc & SEL_PARTIAL))
+		buf_adds(&cond, " AND r.status='ok'");
+	buf_adds(&cond, ")");
+	buf_addf(w, counted ? " AND %s" : " AND NOT %s", cond.buf);
+	buf_release(&cond);
+	return 0;
+}
+
+static void
+bind_all(sqlite3_stmt *st, char *const *binds)
+{
+	int i;
+
+	for (i = 0; binds && binds[i]; i++)
+		bind_text(st, i + 1, binds[i]);
+}
+
+#define RESULTS_FROM \
+	" FROM results x JOIN runs r ON r.id=x.run_id" \
+	" JOIN sessions s ON s.id=r.session_id" \
+	" LEFT JOIN environments e ON e.id=r.environment_id" \
+	" LEFT JOIN artifacts a ON a.id=r.artifact_id" \
+	" WHERE 1"
+
+struct rid_row {
+	int64_t id;
+	size_t row;
+};
+
+static int
+cmp_rid(const void *a, const void *b)
+{
+	const struct rid_row *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+struct idx_ts {
+	int64_t idx;
+	double ts;
+};
+
+static int
+cmp_idx(const void *a, const void *b)
+{
+	const struct idx_ts *x = a, *y = b;
+
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/*
+ * The samples of rows[0..n), one statement: every sample of the
+ * selection, placed by result id; a result whose samples come out of
+ * order is sorted by idx.
+ */
+static int
+load_samples(struct store *s, const char *where, char *const *binds,
+	     struct store_result *rows, size_t n)
+{
+	struct rid_row *ix = xcalloc(n + 1, sizeof(*ix));
+	struct idx_ts **tmp = xcalloc(n + 1, sizeof(*tmp));
+	size_t *cap = xcalloc(n + 1, sizeof(size_t));
+	char *unsorted = xcalloc(n + 1, 1);
+	struct buf sql = BUF_INIT;
+	sqlite3_stmt *st;
+	size_t i, last = 0;
+	int rc = SQLITE_DONE, ret = -1;
+
+	for (i = 0; i < n; i++) {
+		ix[i].id = rows[i].result_id;
+		ix[i].row = i;
+	}
+	qsort(ix, n, sizeof(*ix), cmp_rid);
+	buf_addf(&sql, "SELECT m.result_id, m.idx, m.ts FROM results x"
+		 " JOIN runs r ON r.id=x.run_id JOIN sessions s ON s.id=r.session_id"
+		 " LEFT JOIN environments e ON e.id=r.environment_id"
+		 " LEFT JOIN artifacts a ON a.id=r.artifact_id"
+		 " JOIN samples m ON m.result_id=x.id WHERE 1%s", where);
+	st = prepare(s, sql.buf);
+	if (!st)
+		goto cleanup;
+	bind_all(st, binds);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		struct store_result *r;
+		size_t lo = 0, hi = n, k;
+
+		if (!n)
+			continue;
+		if (ix[last].id != id) {
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+
+				if (ix[mid].id < id)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo == n || ix[lo].id != id)
+				continue;   /* a row added meanwhile */
+			last = lo;
+		}
+		k = ix[last].row;
+		r = &rows[k];
+		if (r->n == cap[k]) {
+			cap[k] = cap[k] ? 2 * cap[k] : 16;
+			tmp[k] = xrealloc(tmp[k], cap[k] * sizeof(**tmp));
+		}
+		tmp[k][r->n].idx = sqlite3_column_int64(st, 1);
+		tmp[k][r->n].ts = sqlite3_column_double(st, 2);
+		if (r->n && tmp[k][r->n].idx < tmp[k][r->n - 1].idx)
+			unsorted[k] = 1;
+		r->n++;
+	}
+	sqlite3_finalize(st);
+	/* A damaged page is an error, never fewer samples. */
+	if (rc != SQLITE_DONE) {
+		db_error(s, "query samples");
+		goto cleanup;
+	}
+	for (i = 0; i < n; i++) {
+		struct store_result *r = &rows[i];
+		size_t j;
+
+		if (unsorted[i])
+			qsort(tmp[i], r->n, sizeof(**tmp), cmp_idx);
+		r->ts = xmalloc((r->n ? r->n : 1) * sizeof(double));
+		for (j = 0; j < r->n; j++)
+			r->ts[j] = tmp[i][j].ts;
+	}
+	ret = 0;
+cleanup:
+	for (i = 0; i < n; i++)
+		free(tmp[i]);
+	free(tmp);
+	free(cap);
+	free(unsorted);
+	free(ix);
+	buf_release(&sql);
+	return ret;
+}
+
 int
 store_query_results(struct store *s, const struct selection *sel,
 		    struct store_result **out, size_t *n)
 {
-	struct buf sql = BUF_INIT;
+	struct buf sql = BUF_INIT, where = BUF_INIT;
 	struct store_result *rows = NULL;
-	size_t nrows = 0, i, k;
-	sqlite3_stmt *st = NULL, *ss = NULL;
-	int rc, param = 1, ret = -1;
+	size_t nrows = 0, cap = 0;
+	char **binds = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc, ret = -1;
 
 	op_begin(s);
-
 	*out = NULL;
 	*n = 0;
-	buf_adds(&sql,
+	if (!store_config_get(s, 0))
+		return -1;
+	rc = where_of(s, sel, 1, &where, &binds);
+	if (rc < 0) {
+		buf_release(&where);
+		return rc;
+	}
+	buf_addf(&sql,
 		"SELECT s.id, r.id, x.id, coalesce(r.environment_id,0),"
-		" s.started_at, s.status, s.tampered, r.target, r.variant,"
-		" r.role, r.model, r.model_label, r.runtime, r.status,"
+		" coalesce(x.config_id,0), s.started_at,"
+		" CASE WHEN coalesce(r.started_at,'')<>'' THEN r.started_at"
+		"  ELSE coalesce(json_extract(x.raw_json,'$.test_time'),'') END,"
+		" s.status, s.tampered, r.target, r.variant,"
+		" r.role, r.model, r.model_label, r.runtime,"
+		" coalesce(r.model_sha256, a.sha256, ''), r.status,"
 		" r.verification, x.test, x.n_prompt, x.n_gen, x.n_depth,"
 		" x.build_commit, e.os_build, e.os_version, e.identity,"
-		" x.model_size, x.model_n_params"
-		" FROM results x JOIN runs r ON r.id=x.run_id"
-		" JOIN sessions s ON s.id=r.session_id"
-		" LEFT JOIN environments e ON e.id=r.environment_id"
-		/* a run killed before it finished never counts */
-		" WHERE s.status<>'running'");
-	for (i = 0; sel && i < sel->n; i++) {
-		const char *col = NULL;
-		long back;
-
-		for (k = 0; k < ARRAY_SIZE(sel_columns); k++)
-			if (!strcmp(sel->keys[i], sel_columns[k].key))
-				col = sel_columns[k].column;
-		if (!strcmp(sel->keys[i], "session") &&
-		    selection_latest(sel->values[i], &back))
-			buf_addf(&sql, " AND r.session_id=(SELECT id FROM sessions"
-				 " ORDER BY id DESC LIMIT 1 OFFSET ?%d)", param++);
-		else if (col)
-			buf_addf(&sql, " AND %s=?%d", col, param++);
-		else {
-			buf_addf(&sql, " AND json_extract(e.fingerprint_json,"
-				 " '$.' || ?%d)=?%d", param, param + 1);
-			param += 2;
-		}
-	}
-	buf_adds(&sql, " ORDER BY s.id, r.seq, r.id, x.idx");
+		" e.base_identity, x.model_size, x.model_n_params"
+		RESULTS_FROM "%s ORDER BY s.id, r.seq, r.id, x.idx", where.buf);
 	st = prepare(s, sql.buf);
-	ss = prepare(s, "SELECT ts FROM samples WHERE result_id=?1"
-			" ORDER BY idx");
-	if (!st || !ss)
+	if (!st)
 		goto cleanup;
-	param = 1;
-	for (i = 0; sel && i < sel->n; i++) {
-		int mapped = 0;
-		long back;
-
-		for (k = 0; k < ARRAY_SIZE(sel_columns); k++)
-			if (!strcmp(sel->keys[i], sel_columns[k].key))
-				mapped = 1;
-		if (!strcmp(sel->keys[i], "session") &&
-		    selection_latest(sel->values[i], &back)) {
-			sqlite3_bind_int64(st, param++, back);
-			continue;
-		}
-		if (!mapped)
-			bind_text(st, param++, sel->keys[i]);
-		bind_text(st, param++, sel->values[i]);
-	}
+	bind_all(st, binds);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_result *r;
-		size_t cap = 0;
+		int k = 0;
 
-		rows = xrealloc(rows, (nrows + 1) * sizeof(*rows));
+		if (nrows == cap) {
+			cap = cap ? 2 * cap : 64;
+			rows = xrealloc(rows, cap * sizeof(*rows));
+		}
 		r = &rows[nrows++];
 		memset(r, 0, sizeof(*r));
-		r->session_id = sqlite3_column_int64(st, 0);
-		r->run_id = sqlite3_column_int64(st, 1);
-		r->result_id = sqlite3_column_int64(st, 2);
-		r->environment_id = sqlite3_column_int64(st, 3);
-		r->session_started = col_text(st, 4);
-		r->session_status = col_text(st, 5);
-		r->session_tampered = sqlite3_column_int(st, 6);
-		r->target = col_text(st, 7);
-		r->variant = col_text(st, 8);
-		r->role = col_text(st, 9);
-		r->model = col_text(st, 10);
-		r->model_label = col_text(st, 11);
-		r->runtime = col_text(st, 12);
-		r->run_status = col_text(st, 13);
-		r->verification = col_text(st, 14);
-		r->test = col_text(st, 15);
-		r->n_prompt = sqlite3_column_int64(st, 16);
-		r->n_gen = sqlite3_column_int64(st, 17);
-		r->n_depth = sqlite3_column_int64(st, 18);
-		r->build_commit = col_text(st, 19);
-		r->os_build = col_text(st, 20);
-		r->os_version = col_text(st, 21);
-		r->identity = col_text(st, 22);
-		r->model_size = sqlite3_column_int64(st, 23);
-		r->model_n_params = sqlite3_column_int64(st, 24);
-		sqlite3_bind_int64(ss, 1, r->result_id);
-		while ((rc = sqlite3_step(ss)) == SQLITE_ROW) {
-			if (r->n == cap) {
-				cap = cap ? cap * 2 : 16;
-				r->ts = xrealloc(r->ts, cap * sizeof(double));
-			}
-			r->ts[r->n++] = sqlite3_column_double(ss, 0);
-		}
-		sqlite3_reset(ss);
-		/* A damaged page is an error, never fewer samples. */
-		if (rc != SQLITE_DONE)
-			break;
+		r->session_id = sqlite3_column_int64(st, k++);
+		r->run_id = sqlite3_column_int64(st, k++);
+		r->result_id = sqlite3_column_int64(st, k++);
+		r->environment_id = sqlite3_column_int64(st, k++);
+		r->config_id = sqlite3_column_int64(st, k++);
+		r->session_started = col_text(st, k++);
+		r->measured_at = col_text(st, k++);
+		r->session_status = col_text(st, k++);
+		r->session_tampered = sqlite3_column_int(st, k++);
+		r->target = col_text(st, k++);
+		r->variant = col_text(st, k++);
+		r->role = col_text(st, k++);
+		r->model = col_text(st, k++);
+		r->model_label = col_text(st, k++);
+		r->runtime = col_text(st, k++);
+		r->model_sha256 = col_text(st, k++);
+		r->run_status = col_text(st, k++);
+		r->verification = col_text(st, k++);
+		r->test = col_text(st, k++);
+		r->n_prompt = sqlite3_column_int64(st, k++);
+		r->n_gen = sqlite3_column_int64(st, k++);
+		r->n_depth = sqlite3_column_int64(st, k++);
+		r->build_commit = col_text(st, k++);
+		r->os_build = col_text(st, k++);
+		r->os_version = col_text(st, k++);
+		r->identity = col_text(st, k++);
+		r->base_identity = col_text(st, k++);
+		r->model_size = sqlite3_column_int64(st, k++);
+		r->model_n_params = sqlite3_column_int64(st, k++);
 	}
 	if (rc != SQLITE_DONE) {
 		db_error(s, "query results");
 		goto cleanup;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (load_samples(s, where.buf, binds, rows, nrows) < 0)
+		goto cleanup;
+	{
+		/* configurations added meanwhile (another writer) reload once */
+		size_t i;
+
+		for (i = 0; i < nrows; i++) {
+			rows[i].config = store_config_get(s, rows[i].config_id);
+			if (!rows[i].config)
+				goto cleanup;
+		}
 	}
 	*out = rows;
 	*n = nrows;
@@ -1209,9 +1844,10 @@ store_query_results(struct store *s, const struct selection *sel,
 	ret = 0;
 cleanup:
 	sqlite3_finalize(st);
-	sqlite3_finalize(ss);
 	store_results_free(rows, nrows);
+	strv_free(binds);
 	buf_release(&sql);
+	buf_release(&where);
 	return ret;
 }
 
@@ -1222,6 +1858,7 @@ store_results_free(struct store_result *r, size_t n)
 
 	for (i = 0; i < n; i++) {
 		free(r[i].session_started);
+		free(r[i].measured_at);
 		free(r[i].session_status);
 		free(r[i].target);
 		free(r[i].variant);
@@ -1229,6 +1866,7 @@ store_results_free(struct store_result *r, size_t n)
 		free(r[i].model);
 		free(r[i].model_label);
 		free(r[i].runtime);
+		free(r[i].model_sha256);
 		free(r[i].run_status);
 		free(r[i].verification);
 		free(r[i].test);
@@ -1236,9 +1874,78 @@ store_results_free(struct store_result *r, size_t n)
 		free(r[i].os_build);
 		free(r[i].os_version);
 		free(r[i].identity);
+		free(r[i].base_identity);
 		free(r[i].ts);
 	}
 	free(r);
+}
+
+int
+store_query_left_out(struct store *s, const struct selection *sel,
+		     struct store_left_out **out, size_t *n)
+{
+	struct buf sql = BUF_INIT, where = BUF_INIT;
+	struct store_left_out *v = NULL;
+	char **binds = NULL;
+	sqlite3_stmt *st;
+	size_t k = 0;
+	int rc;
+
+	op_begin(s);
+	*out = NULL;
+	*n = 0;
+	if (!store_config_get(s, 0))
+		return -1;
+	rc = where_of(s, sel, 0, &where, &binds);
+	if (rc < 0) {
+		buf_release(&where);
+		return rc;
+	}
+	buf_addf(&sql, "SELECT s.id, s.status, s.tampered, r.status,"
+		 " count(DISTINCT r.id), count(*)" RESULTS_FROM "%s"
+		 " GROUP BY s.id, s.status, s.tampered, r.status"
+		 " ORDER BY s.id, r.status", where.buf);
+	st = prepare(s, sql.buf);
+	if (st) {
+		bind_all(st, binds);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			struct store_left_out *l;
+
+			v = xrealloc(v, (k + 1) * sizeof(*v));
+			l = &v[k++];
+			l->session = sqlite3_column_int64(st, 0);
+			l->session_status = col_text(st, 1);
+			l->tampered = sqlite3_column_int(st, 2);
+			l->run_status = col_text(st, 3);
+			l->runs = (long)sqlite3_column_int64(st, 4);
+			l->results = (long)sqlite3_column_int64(st, 5);
+		}
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			db_error(s, "query what was left out");
+	}
+	strv_free(binds);
+	buf_release(&sql);
+	buf_release(&where);
+	if (s->nErr) {
+		store_left_out_free(v, k);
+		return -1;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+void
+store_left_out_free(struct store_left_out *l, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(l[i].session_status);
+		free(l[i].run_status);
+	}
+	free(l);
 }
 
 long
@@ -1904,35 +2611,165 @@ store_environment_base(struct store *s, int64_t env_id, char **base,
 }
 
 int
-store_latest_session_base(struct store *s, const char *base,
-			  const char *os_build, int64_t exclude,
-			  int64_t *session)
+store_baseline_auto(struct store *s, const char *base, const char *os_build,
+		    int64_t exclude, const char *before, struct store_baseline *out)
 {
 	sqlite3_stmt *st;
-	int rc, found = 0;
+	struct buf skipped = BUF_INIT;
+	int rc, pass;
+
+	memset(out, 0, sizeof(*out));
+	op_begin(s);
+	/* pass 0: measured no later than the candidate; pass 1: any */
+	for (pass = 0; pass < 2 && !out->session; pass++) {
+		st = prepare(s,
+			"SELECT x.id, x.status, x.tampered, coalesce(e.os_build,''),"
+			" coalesce((SELECT max(r.started_at) FROM runs r"
+			"  WHERE r.session_id=x.id), x.started_at, '') AS m"
+			" FROM environments e JOIN sessions x ON x.id=e.session_id"
+			" WHERE e.base_identity=?1 AND coalesce(e.os_build,'') IS NOT ?2"
+			" AND e.session_id<>?3"
+			" AND (?4 = 0 OR ?5 = '' OR m <= ?5)"
+			" GROUP BY x.id ORDER BY m DESC, x.id DESC");
+		if (!st)
+			break;
+		bind_text(st, 1, base);
+		bind_text(st, 2, os_build);
+		sqlite3_bind_int64(st, 3, exclude);
+		sqlite3_bind_int(st, 4, pass == 0);
+		bind_text(st, 5, before ? before : "");
+		buf_reset(&skipped);
+		out->nskipped = 0;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *status = (const char *)sqlite3_column_text(st, 1);
+			int tampered = sqlite3_column_int(st, 2);
+
+			if (!tampered && status && !strcmp(status, "ok")) {
+				out->session = sqlite3_column_int64(st, 0);
+				out->os_build = col_text(st, 3);
+				out->measured = col_text(st, 4);
+				break;
+			}
+			if (out->nskipped++ < 5)
+				buf_addf(&skipped, "%ssession %lld (%s)",
+					 skipped.len ? ", " : "",
+					 (long long)sqlite3_column_int64(st, 0),
+					 tampered ? "imported as tampered" :
+					 status ? status : "no status");
+		}
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			db_error(s, "baseline lookup");
+		sqlite3_finalize(st);
+	}
+	if (out->nskipped > 5)
+		buf_addf(&skipped, " and %ld more", out->nskipped - 5);
+	out->skipped = buf_detach(&skipped, NULL);
+	if (s->nErr) {
+		store_baseline_release(out);
+		return -1;
+	}
+	return 0;
+}
+
+void
+store_baseline_release(struct store_baseline *b)
+{
+	free(b->os_build);
+	free(b->measured);
+	free(b->skipped);
+	memset(b, 0, sizeof(*b));
+}
+
+int
+store_noise_list(struct store *s, struct store_noise_row **out, size_t *n)
+{
+	sqlite3_stmt *st;
+	struct store_noise_row *v = NULL;
+	size_t k = 0;
+	int rc;
 
 	op_begin(s);
-	st = prepare(s,
-		"SELECT e.session_id FROM environments e"
-		" JOIN sessions x ON x.id=e.session_id"
-		" WHERE e.base_identity=?1 AND coalesce(e.os_build,'') IS NOT ?2"
-		" AND e.session_id<>?3"
-		" ORDER BY x.started_at DESC, x.id DESC LIMIT 1");
-
+	*out = NULL;
+	*n = 0;
+	st = prepare(s, "SELECT id, coalesce(session_id,0), identity,"
+		     " coalesce(target,''), coalesce(model,''), test,"
+		     " coalesce(created_at,''), coalesce(details_json,''),"
+		     " coalesce(processes,0), coalesce(samples,0), within_cv,"
+		     " between_cv, mde FROM noise ORDER BY id");
 	if (!st)
 		return -1;
-	bind_text(st, 1, base);
-	bind_text(st, 2, os_build);
-	sqlite3_bind_int64(st, 3, exclude);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*session = sqlite3_column_int64(st, 0);
-		found = 1;
-	} else if (rc != SQLITE_DONE) {
-		found = db_error(s, "baseline lookup");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_noise_row *r;
+
+		v = xrealloc(v, (k + 1) * sizeof(*v));
+		r = &v[k++];
+		r->id = sqlite3_column_int64(st, 0);
+		r->session_id = sqlite3_column_int64(st, 1);
+		r->identity = col_text(st, 2);
+		r->target = col_text(st, 3);
+		r->model = col_text(st, 4);
+		r->test = col_text(st, 5);
+		r->created_at = col_text(st, 6);
+		r->details_json = col_text(st, 7);
+		r->processes = sqlite3_column_int(st, 8);
+		r->samples = sqlite3_column_int(st, 9);
+		r->within_cv = sqlite3_column_double(st, 10);
+		r->between_cv = sqlite3_column_double(st, 11);
+		r->mde = sqlite3_column_double(st, 12);
 	}
 	sqlite3_finalize(st);
-	return found;
+	if (rc != SQLITE_DONE) {
+		store_noise_list_free(v, k);
+		return db_error(s, "list noise floors");
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+void
+store_noise_list_free(struct store_noise_row *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(r[i].identity);
+		free(r[i].target);
+		free(r[i].model);
+		free(r[i].test);
+		free(r[i].created_at);
+		free(r[i].details_json);
+	}
+	free(r);
+}
+
+int
+store_noise_remove(struct store *s, int64_t id, const char *identity,
+		   const char *target, const char *model, const char *test,
+		   int64_t session, long *removed)
+{
+	sqlite3_stmt *st;
+
+	*removed = 0;
+	op_begin(s);
+	st = prepare(s, "DELETE FROM noise WHERE (?1 = 0 OR id = ?1)"
+		     " AND (?2 IS NULL OR identity = ?2)"
+		     " AND (?3 IS NULL OR target = ?3)"
+		     " AND (?4 IS NULL OR model = ?4)"
+		     " AND (?5 IS NULL OR test = ?5)"
+		     " AND (?6 = 0 OR session_id = ?6)");
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, identity);
+	bind_text(st, 3, target);
+	bind_text(st, 4, model);
+	bind_text(st, 5, test);
+	sqlite3_bind_int64(st, 6, session);
+	if (step_done(s, st, "forget noise floors") < 0)
+		return -1;
+	*removed = (long)sqlite3_changes(s->db);
+	return 0;
 }
 
 /* doctor */

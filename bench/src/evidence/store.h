@@ -123,15 +123,41 @@ int store_session_save(struct store *s, const struct session_data *d,
 int store_session_load(struct store *s, int64_t sid, struct session_data *d);
 
 /*
- * Selections: "key=value[,key=value…]". Keys: session, variant, target,
- * model, role, runtime, test, status, verification, os_build, os_version,
- * identity, kind, and any other fingerprint key (json). An empty
- * selection selects everything.
+ * Selections: "key=value[,key=value…]". Keys:
+ *   columns      session, label, kind, variant, target, model, role,
+ *                runtime, test, status (the run's), session_status,
+ *                tampered, verification, os_build, os_version, identity,
+ *                base_identity, build, sha256 (the model's)
+ *   configuration fields of the stored llama-bench rows (store_configs():
+ *                flash_attn, n_threads, n_batch, backends or backend, …)
+ *   fingerprint keys seen in the store (environments' JSON)
+ *   include      what counts although it is left out by default:
+ *                tampered, partial (a run whose status is not ok),
+ *                failed, interrupted and unfinished (running or
+ *                importing) sessions, or all; several joined by '+'
+ * An empty selection selects everything. A key that is none of these is
+ * a usage error (store_query_results() returns -2 and names the keys it
+ * knows).
+ *
+ * What counts by default: the results of runs with status ok, of
+ * sessions with status ok that were not imported as tampered. The rest
+ * is left out unless include= (or a key naming it: status=incomplete,
+ * session_status=failed, tampered=1) asks for it; store_query_left_out()
+ * says what was left out.
  */
+enum {
+	SEL_TAMPERED = 1,       /* sessions imported with --allow-tampered */
+	SEL_PARTIAL = 2,        /* runs whose status is not ok */
+	SEL_FAILED = 4,         /* sessions with status failed */
+	SEL_INTERRUPTED = 8,    /* sessions with status interrupted */
+	SEL_UNFINISHED = 16,    /* sessions running or importing */
+	SEL_ALL = 31,
+};
 struct selection {
 	size_t n;
 	char **keys;
 	char **values;
+	unsigned include;           /* SEL_* counted beyond the default */
 };
 int selection_parse(const char *text, struct selection *out);
 /*
@@ -140,26 +166,73 @@ int selection_parse(const char *text, struct selection *out);
  */
 int selection_latest(const char *value, long *back);
 void selection_free(struct selection *sel);
+/* The selection as text ("key=value,...,include=..."; "" for none;
+ * caller frees). */
+char *selection_text(const struct selection *sel);
+/* The words of include= for the SEL_* bits of mask ("tampered+partial"). */
+char *selection_include_words(unsigned mask);
+
+/*
+ * A configuration: the fields of a stored row that change the
+ * measurement (its raw llama-bench row without the fields that name the
+ * model, the hardware or the test, or that hold results), flattened
+ * ("configuration.seed" for nested objects) and sorted by key. canon is
+ * "key=value\n…", equal for equal configurations whatever the order of
+ * the row's fields. Owned by the store: valid until store_close().
+ */
+struct store_config {
+	int64_t id;                 /* 0: unknown (no parsable raw row) */
+	size_t n;
+	char **keys, **values;
+	char *canon;
+};
+/* The configuration of id (0 or unknown: an empty one); NULL on error. */
+const struct store_config *store_config_get(struct store *s, int64_t id);
+/* The value of key in c (aliases: backend/backends, threads/n_threads,
+ * ngl/n_gpu_layers, fa/flash_attn, ...), or NULL. */
+const char *store_config_value(const struct store_config *c, const char *key);
 
 struct store_result {
-	int64_t session_id, run_id, result_id, environment_id;
-	char *session_started;
+	int64_t session_id, run_id, result_id, environment_id, config_id;
+	char *session_started;      /* when the session was stored */
+	char *measured_at;          /* the run's start, else the row's
+				       test_time; "" unknown */
 	char *session_status;
 	int session_tampered;
 	char *target, *variant, *role, *model, *model_label, *runtime;
+	char *model_sha256;         /* the run's, else its artifact's; "" */
 	char *run_status, *verification;
 	char *test;
 	long n_prompt, n_gen, n_depth;
 	char *build_commit;
-	char *os_build, *os_version, *identity;
+	char *os_build, *os_version, *identity, *base_identity;
 	int64_t model_size, model_n_params;
+	const struct store_config *config;   /* owned by the store */
 	size_t n;
 	double *ts;                 /* samples_ts, in stored order */
 };
-/* Rows ordered by session, run seq, result idx. */
+/*
+ * Rows ordered by session, run seq, result idx, with their samples (two
+ * statements in all, whatever the number of rows). 0; -1 after error();
+ * -2 after error() when a selection key is unknown.
+ */
 int store_query_results(struct store *s, const struct selection *sel,
 			struct store_result **out, size_t *n);
 void store_results_free(struct store_result *r, size_t n);
+
+/*
+ * What the default left out of a selection: per session, run status and
+ * reason, the runs and results (only classes sel does not include).
+ */
+struct store_left_out {
+	int64_t session;
+	char *session_status, *run_status;
+	int tampered;
+	long runs, results;
+};
+int store_query_left_out(struct store *s, const struct selection *sel,
+			 struct store_left_out **out, size_t *n);
+void store_left_out_free(struct store_left_out *l, size_t n);
 
 /* Counts, for tests and doctor: table name -> rows; -1 on error. */
 long store_count(struct store *s, const char *table);
@@ -220,13 +293,44 @@ int store_noise_get(struct store *s, const char *identity, const char *model,
 int store_environment_base(struct store *s, int64_t env_id, char **base,
 			   char **os_build);
 /*
- * For `gate --baseline auto`: the most recent session other than
- * exclude with an environment of base identity base whose OS build is
- * not os_build. 1 found (*session set), 0 none, -1 error.
+ * For `gate --baseline auto`: the most recently measured session other
+ * than exclude with an environment of base identity base whose OS build
+ * is not os_build, that counts: status ok and not tampered. Sessions
+ * measured after before_measured (the candidate's date; "" none) come
+ * only when no earlier one qualifies. *out (store_baseline_release()):
+ * the session (0: none), its OS build and date, and the newer sessions
+ * passed over with the reason ("session 9 (tampered), session 8 (status
+ * failed)"). 0, or -1 after error().
  */
-int store_latest_session_base(struct store *s, const char *base,
-			      const char *os_build, int64_t exclude,
-			      int64_t *session);
+struct store_baseline {
+	int64_t session;
+	char *os_build, *measured;
+	char *skipped;              /* "" when none */
+	long nskipped;
+};
+int store_baseline_auto(struct store *s, const char *base,
+			const char *os_build, int64_t exclude,
+			const char *before_measured, struct store_baseline *out);
+void store_baseline_release(struct store_baseline *b);
+
+/*
+ * Stored noise floors, for `calibrate --list` and `--forget`: every
+ * row of the noise table, oldest first; removal by id or by the rows a
+ * filter matches (identity, target, model, test or session; NULL
+ * values match anything). *removed gets the count.
+ */
+struct store_noise_row {
+	int64_t id, session_id;
+	char *identity, *target, *model, *test, *created_at, *details_json;
+	int processes, samples;
+	double within_cv, between_cv, mde;
+};
+int store_noise_list(struct store *s, struct store_noise_row **out,
+		     size_t *n);
+void store_noise_list_free(struct store_noise_row *r, size_t n);
+int store_noise_remove(struct store *s, int64_t id, const char *identity,
+		       const char *target, const char *model,
+		       const char *test, int64_t session, long *removed);
 
 /* doctor */
 /* The version of the SQLite library linked in ("3.40.1"); static text. */

@@ -103,8 +103,14 @@ grep_in "$WORK/err" "already stored as run" "names the run that holds the output
 TDB=$WORK/tampered.db
 expect_code 0 "--allow-tampered imports" "$SHIMBENCH" --db "$TDB" import --allow-tampered --mapping "$M1" "$T"
 [ "$(sqlite3 "$TDB" 'select tampered from sessions order by id desc limit 1')" = 1 ] && ok "session flagged tampered" || not_ok "not flagged"
-expect_code 0 "report of the tampered session" "$SHIMBENCH" --db "$TDB" report --select "session=1"
+# Tampered data never enters a figure unless the selection asks for it
+# (issue 11 §3; this test used to expect it in the default report).
+expect_code 3 "a report of the tampered session leaves it out" "$SHIMBENCH" --db "$TDB" report --select "session=1"
+grep_in "$WORK/err" "imported as tampered" "and says why"
+grep_in "$WORK/err" "include=tampered" "and how to count it"
+expect_code 0 "report of the tampered session, included explicitly" "$SHIMBENCH" --db "$TDB" report --select "session=1,include=tampered"
 grep_in "$WORK/out" "[tampered]" "report marks tampered data"
+grep_in "$WORK/out" "session 1 was imported as tampered" "and says in words that it counts"
 expect_code 0 "sessions lists the store" "$SHIMBENCH" --db "$DB" sessions --format csv
 grep_in "$WORK/out" "1,import," "session 1 listed"
 check "two sessions, none flagged tampered" sh -c "[ \$(grep -c ',import,' '$WORK/out') = 2 ] && ! grep -q ',yes\$' '$WORK/out'"

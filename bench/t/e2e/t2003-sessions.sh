@@ -26,7 +26,9 @@ grep_in "$WORK/out" "Gemma 4 12B" "latest is the Gemma session"
 check "and only it" sh -c "! grep -q TinyLlama '$WORK/out'"
 expect_code 0 "report session=latest~1" "$SHIMBENCH" --db "$DB" report --format csv --select session=latest~1
 grep_in "$WORK/out" "TinyLlama" "latest~1 is the TinyLlama session"
-expect_code 0 "session=latest~5 selects nothing" "$SHIMBENCH" --db "$DB" report --format csv --select session=latest~5
+# nothing matched: exit 3 in every command (issue 11 §1; was exit 0 here)
+expect_code 3 "session=latest~5 selects nothing" "$SHIMBENCH" --db "$DB" report --format csv --select session=latest~5
+grep_in "$WORK/err" "nothing matched the selection" "and says so"
 
 expect_code 2 "rm of a session that does not exist" "$SHIMBENCH" --db "$DB" sessions rm 2 9
 grep_in "$WORK/err" "no session 9" "names the missing session"

@@ -100,14 +100,18 @@ open(p, 'wb').write(bytes(b))
 PY
 DB=$WORK/t.db
 expect_code 0 "--allow-tampered imports" SB import --allow-tampered --mapping "$E1/mapping.json" "$T"
+# A tampered session counts only when the selection includes it (issue 11
+# §3: this test used to report it by default); then every output says so.
+expect_code 3 "a tampered session is left out by default" SB report
+grep_in "$WORK/err" "session 1 (imported as tampered)" "and says why"
 for f in md json html; do
-	expect_code 0 "report $f of a tampered session" SB report --format $f -o "$WORK/t.$f"
+	expect_code 0 "report $f of a tampered session" SB report --select include=tampered --format $f -o "$WORK/t.$f"
 	grep_in "$WORK/t.$f" "session 1: TAMPERED: imported although its files failed their checksums" \
 		"$f says the session is tampered"
 	grep_in "$WORK/t.$f" "imported because of --allow-tampered" "$f shows the session's own warning"
 done
 grep_in "$WORK/t.md" "| YES: not verified evidence |" "md sessions table flags it"
-expect_code 0 "report csv of a tampered session" SB report --format csv
+expect_code 0 "report csv of a tampered session" SB report --select include=tampered --format csv
 grep_in "$WORK/err" "warning: session 1: TAMPERED" "csv has no room for it: the warning goes to stderr"
 check "json: tampered true" python3 -c "
 import json; p = json.load(open('$WORK/t.json'))['provenance']

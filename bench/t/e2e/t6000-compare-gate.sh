@@ -98,8 +98,13 @@ assert all(abs(r['p_mwu'] / (2 / 184756) - 1) < 1e-2 for r in d)"
 	expect_code 2 "mixed variants against one variant is refused" \
 		SB gate --baseline session=1 --candidate session=1,runtime=llama.cpp,variant=shim
 	grep_in "$WORK/err" "mixes variants" "says why"
+	# (the unverified hooked-superseded run never counts: it cannot be
+	# a baseline; MLX-LM stock and shim differ by less than their noise)
+	expect_code 3 "an unverified run is never a baseline" \
+		SB gate --baseline session=1,runtime=llama.cpp,variant=hooked-superseded --candidate session=1,runtime=llama.cpp,variant=shim
+	grep_in "$WORK/err" "injection was not verified" "says why"
 	expect_code 4 "a 0.5 % threshold is below the noise: inconclusive" \
-		SB gate --baseline session=1,runtime=llama.cpp,variant=hooked-superseded --candidate session=1,runtime=llama.cpp,variant=shim --threshold 0.5
+		SB gate --baseline session=1,runtime=mlx-lm,variant=stock --candidate session=1,runtime=mlx-lm,variant=shim --threshold 0.5
 	grep_in "$WORK/out" "is below what the data can resolve" "says the threshold cannot be resolved"
 	grep_in "$WORK/out" "processes per side would" "says how many processes would"
 	expect_code 3 "different models: nothing comparable" SB gate --baseline session=1,runtime=llama.cpp,variant=stock --candidate session=2,variant=stock
