@@ -252,11 +252,38 @@ report_config_fields(const struct report *r, const char *rt, char ***vary,
 	free(cfg);
 }
 
+/* Cells that pool sessions of different fingerprints, one line per
+ * set of sessions. */
+struct pooled {
+	char *sessions, *first;
+	size_t idents, cells;
+};
+
+static void
+note_pooled(struct pooled **p, size_t *n, const char *sessions,
+	    size_t idents, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < *n && strcmp((*p)[i].sessions, sessions); i++)
+		;
+	if (i == *n) {
+		*p = xrealloc(*p, (*n + 1) * sizeof(**p));
+		(*p)[i].sessions = xstrdup(sessions);
+		(*p)[i].first = xstrdup(what);
+		(*p)[i].idents = idents;
+		(*p)[i].cells = 0;
+		(*n)++;
+	}
+	(*p)[i].cells++;
+}
+
 /* Outlier, spread and pooling warnings of each workload. */
 static void
 warn_workloads(struct report *rep)
 {
-	size_t i, j;
+	struct pooled *pooled = NULL;
+	size_t npooled = 0, i, j;
 
 	for (i = 0; i < rep->n; i++) {
 		struct rep_workload *w = &rep->w[i];
@@ -282,12 +309,8 @@ warn_workloads(struct report *rep)
 				if (c->nsessions > 8)
 					buf_addf(&b, " and %zu more",
 						 c->nsessions - 8);
-				warnings_add(&rep->warn, xstrfmt(
-					"%s: pools sessions %s of %zu different "
-					"fingerprints (hardware, OS build or "
-					"llama.cpp build differ); select one, "
-					"e.g. with session=N or os_build=B",
-					what, b.buf, c->nidents));
+				note_pooled(&pooled, &npooled, b.buf, c->nidents,
+					    what);
 				buf_release(&b);
 			}
 			free(what);
@@ -302,6 +325,18 @@ warn_workloads(struct report *rep)
 		}
 		free(name);
 	}
+	for (i = 0; i < npooled; i++) {
+		warnings_add(&rep->warn, xstrfmt(
+			"%zu figure%s (e.g. %s) pool%s sessions %s, whose "
+			"fingerprints differ (%zu: hardware, OS build or llama.cpp "
+			"build); select one, e.g. with session=N or os_build=B",
+			pooled[i].cells, pooled[i].cells == 1 ? "" : "s",
+			pooled[i].first, pooled[i].cells == 1 ? "s" : "",
+			pooled[i].sessions, pooled[i].idents));
+		free(pooled[i].sessions);
+		free(pooled[i].first);
+	}
+	free(pooled);
 }
 
 int
