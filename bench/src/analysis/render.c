@@ -412,7 +412,8 @@ report_headline_table(const struct report *r, struct table *t)
 		const char **row = xcalloc(ncols, sizeof(char *));
 		char *name;
 
-		if (!w->host.sum.n && !w->stock.sum.n && !w->shim.sum.n) {
+		/* a role that ran without samples (-r 0) shows "–" */
+		if (!w->host.variant && !w->stock.variant && !w->shim.variant) {
 			free(row);
 			continue;
 		}

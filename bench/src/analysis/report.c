@@ -379,6 +379,13 @@ report_build(struct store *s, const struct selection *sel, struct report *out)
 			last_run = r->run_id;
 			continue;
 		}
+		if (!r->n && r->run_id != last_run)
+			warnings_add(&out->warn, xstrfmt(
+				"session %lld run %lld (%s %s): no samples "
+				"(llama-bench ran with -r 0 or less?): shown as "
+				"'–', never a median", (long long)r->session_id,
+				(long long)r->run_id, *r->model_label ?
+				r->model_label : r->model, r->test));
 		w = workload_for(out, r, &last);
 		w->tampered |= r->session_tampered;
 		w->partial |= strcmp(r->run_status, "ok") ||
