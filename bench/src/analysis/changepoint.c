@@ -294,57 +294,110 @@ reduce(const struct cp_session *ss, struct cp_red *r)
 }
 
 /*
- * The best split of sessions r[0..n) (at least one on each side, n >= 3)
- * and its two-sided p before the correction for the choice of split.
+ * The split of m[0..n) (at least one value on each side, n >= 3) with
+ * the largest |t|: the difference of the two sides' means over its
+ * standard error, the variance of one value pooled from both sides
+ * (n - 2 degrees of freedom) and never below floor_v. Prefix sums make
+ * it O(n). *at gets the first index of the right side (0: none).
+ */
+static double
+max_abs_t(const double *m, size_t n, double floor_v, double *pre, size_t *at)
+{
+	double best = 0;
+	size_t t, i;
+
+	*at = 0;
+	/* centred on the first value: no cancellation for close values */
+	pre[0] = pre[1] = 0;
+	for (i = 0; i < n; i++) {
+		double d = m[i] - m[0];
+
+		pre[2 * (i + 1)] = pre[2 * i] + d;
+		pre[2 * (i + 1) + 1] = pre[2 * i + 1] + d * d;
+	}
+	for (t = 1; t < n; t++) {
+		double nl = (double)t, nr = (double)(n - t);
+		double sl = pre[2 * t], ql = pre[2 * t + 1];
+		double sr = pre[2 * n] - sl, qr = pre[2 * n + 1] - ql;
+		double ml = sl / nl, mr = sr / nr, v, se, tt;
+
+		v = (fmax(ql - nl * ml * ml, 0) + fmax(qr - nr * mr * mr, 0)) /
+		    (double)(n - 2);
+		if (v < floor_v)
+			v = floor_v;
+		se = sqrt(v * (1 / nl + 1 / nr));
+		if (!(se > 0))
+			continue;
+		tt = fabs(mr - ml) / se;
+		if (tt > best) {
+			best = tt;
+			*at = t;
+		}
+	}
+	return best;
+}
+
+/* Draws of the null distribution of max_abs_t for n values. */
+#define CP_NULL_DRAWS 1999
+
+/*
+ * The p of an observed maximum |t| over the splits of n session values:
+ * the share of CP_NULL_DRAWS series of n independent normal values (no
+ * change, no floor) whose maximum |t| is at least as large (seeded by n:
+ * the same series always gives the same p). The statistic is scale-free,
+ * so this is the exact null of the unfloored maximum; the floored one is
+ * never larger, so its p is conservative.
+ */
+static double
+max_t_p(size_t n, double t_obs)
+{
+	double *x = xmalloc(n * sizeof(double));
+	double *pre = xmalloc((2 * n + 2) * sizeof(double));
+	struct rng g;
+	size_t at, i;
+	int d, ge = 0;
+
+	rng_seed(&g, 0x9e3779b97f4a7c15ULL ^ (uint64_t)n);
+	for (d = 0; d < CP_NULL_DRAWS; d++) {
+		for (i = 0; i < n; i++)
+			x[i] = rng_normal(&g);
+		if (max_abs_t(x, n, 0, pre, &at) >= t_obs)
+			ge++;
+	}
+	free(x);
+	free(pre);
+	return (double)(ge + 1) / (CP_NULL_DRAWS + 1);
+}
+
+/*
+ * The best split of sessions r[0..n) (n >= 3) and the p of its |t|
+ * against the maximum over all splits of a series without a change.
  */
 static double
 best_t_split(const struct cp_red *r, size_t n, size_t *at, double *t_out)
 {
-	double ssw = 0, dfw = 0, inv_k = 0, best_p = 2, floor_v, *pre;
-	size_t t, i;
+	double ssw = 0, dfw = 0, inv_k = 0, floor_v, *m, *pre, t;
+	size_t i;
 
-	*at = 0;
-	*t_out = 0;
 	for (i = 0; i < n; i++) {
 		ssw += r[i].ss;
 		dfw += r[i].k > 1 ? (double)(r[i].k - 1) : 0;
 		inv_k += 1.0 / (double)r[i].k;
 	}
 	inv_k /= (double)n;
-	/* prefix sums of the session values and their squares, centred on
-	 * the first (no cancellation for values near each other) */
-	pre = xcalloc(2 * (n + 1), sizeof(double));
-	for (i = 0; i < n; i++) {
-		double d = r[i].m - r[0].m;
-
-		pre[2 * (i + 1)] = pre[2 * i] + d;
-		pre[2 * (i + 1) + 1] = pre[2 * i + 1] + d * d;
-	}
+	/* never below what the processes alone imply */
 	floor_v = dfw > 0 ? ssw / dfw * inv_k : 0;
-	for (t = 1; t < n; t++) {
-		double nl = (double)t, nr = (double)(n - t);
-		double sl = pre[2 * t], ql = pre[2 * t + 1];
-		double sr = pre[2 * n] - sl, qr = pre[2 * n + 1] - ql;
-		double ml = sl / nl, mr = sr / nr, v, se, tt, p;
-
-		v = (fmax(ql - nl * ml * ml, 0) + fmax(qr - nr * mr * mr, 0)) /
-		    (double)(n - 2);
-		/* never below what the processes alone imply */
-		if (v < floor_v)
-			v = floor_v;
-		se = sqrt(v * (1 / nl + 1 / nr));
-		if (!(se > 0))
-			continue;
-		tt = (mr - ml) / se;
-		p = stats_t_p2(tt, (double)(n - 2));
-		if (p < best_p) {
-			best_p = p;
-			*at = t;
-			*t_out = tt;
-		}
-	}
+	m = xmalloc(n * sizeof(double));
+	pre = xmalloc((2 * n + 2) * sizeof(double));
+	for (i = 0; i < n; i++)
+		m[i] = r[i].m;
+	t = max_abs_t(m, n, floor_v, pre, at);
+	free(m);
 	free(pre);
-	return best_p;
+	*t_out = t;
+	if (!*at || !(t > 0))
+		return 2;
+	return max_t_p(n, t);
 }
 
 static void
@@ -357,12 +410,7 @@ seg_sessions(const struct cp_red *r, size_t lo, size_t hi, double p_max,
 	if (n < 3)
 		return;
 	p = best_t_split(r + lo, n, &at, &t);
-	if (!at || !isfinite(p))
-		return;
-	p *= (double)(n - 1);           /* Bonferroni over the splits */
-	if (p > 1)
-		p = 1;
-	if (p > p_max)
+	if (!at || !isfinite(p) || p > p_max)
 		return;
 	*out = xrealloc(*out, (*nout + 1) * sizeof(**out));
 	(*out)[*nout].index = lo + at;

@@ -47,15 +47,17 @@ double cp_best_split(const double *x, size_t n, size_t min_size, size_t *at);
  * (what `history` uses). Each process is reduced to the log of its
  * median, each session to the mean of its processes. Binary segmentation
  * over session boundaries: in a segment of n >= 3 sessions, each split
- * (at least one session a side) is scored by Welch-free Student t of the
- * difference of the two sides' mean session values, whose variance per
- * session is the scatter of the session values about their side's mean
- * (n - 2 degrees of freedom), never less than the pooled between-process
- * variance divided by the processes per session (a session holds that
- * much noise whatever the scatter shows). The best split's two-sided p
- * times n - 1 (Bonferroni over the splits) must be <= p_max; then both
- * sides are searched again. Sessions without a positive median take no
- * part. Power and false alarms: bench/BENCHMARKS.md, docs/statistics.md.
+ * (at least one session a side) is scored by the t of the difference of
+ * the two sides' mean session values, whose variance per session is the
+ * scatter of the session values about their side's mean (n - 2 degrees
+ * of freedom), never less than the pooled between-process variance
+ * divided by the processes per session (a session holds that much noise
+ * whatever the scatter shows). The best split's |t| is tested against
+ * the maximum |t| over all splits of n independent normal values (1999
+ * seeded draws: the exact null of the unfloored statistic, conservative
+ * for the floored one); at p <= p_max the split is kept and both sides
+ * are searched again. Sessions without a positive median take no part.
+ * Power and false alarms: bench/BENCHMARKS.md, docs/statistics.md.
  */
 struct cp_session {
 	const double *x;        /* all samples, process after process */

@@ -40,10 +40,6 @@ void stats_sort(double *x, size_t n);
  */
 double stats_median_var(double cv, double n);
 
-/* The regularized incomplete beta function I_x(a, b). */
-double stats_beta_inc(double a, double b, double x);
-/* The two-sided p of Student's t with df degrees of freedom: P(|T| >= |t|). */
-double stats_t_p2(double t, double df);
 /* The median absolute deviation of x[0..n) (unscaled; x not modified),
  * its median in *median when not NULL; NAN when n == 0. */
 double stats_mad(const double *x, size_t n, double *median);
