@@ -15,6 +15,9 @@
  *              effect, so each bootstrap draw multiplies it by
  *              exp(N(0, between_cv)) from the calibrated noise floor
  *              (or, uncalibrated, the within-process CV as a stand-in)
+ *              a side of more than CMP_BOOT_KMAX processes is resampled
+ *              m out of n: CMP_BOOT_KMAX processes per draw, the draw's
+ *              deviation of its log median scaled by sqrt(m / K)
  *   se         standard deviation of log(ratio) over the bootstrap
  *   p_mwu      Mann–Whitney U, two-sided, samples treated as independent
  *              (for reference: it ignores the process effect): exact
@@ -85,6 +88,9 @@ struct cmp_result {
  */
 int cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 		const struct cmp_opts *o, struct cmp_result *r);
+
+/* Processes drawn per bootstrap resample at most (m out of n beyond). */
+#define CMP_BOOT_KMAX 250
 
 /* Samples per side up to which the Mann–Whitney p is exact (no ties). */
 #define CMP_MWU_EXACT 50

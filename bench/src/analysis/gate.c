@@ -358,9 +358,13 @@ gate_calibration_run(struct store *s, const char *from, const char *power,
 
 	memset(out, 0, sizeof(*out));
 	memset(&prow, 0, sizeof(prow));
+	memset(&rows, 0, sizeof(rows));
+	if (store_read_begin(s) < 0)
+		return -1;
 	ret = workload_load(s, from, &rows);
 	if (ret == 0 && power)
 		ret = workload_load(s, power, &prow);
+	store_read_end(s);
 	if (ret < 0)
 		goto cleanup;
 	out->left_out = workload_left_out_words(&rows);
@@ -933,9 +937,27 @@ cleanup:
 	return ret;
 }
 
+static int gate_evaluate_tx(struct store *s, const struct gate_opts *o,
+			    struct gate_report *rep);
+
 int
 gate_evaluate(struct store *s, const struct gate_opts *o,
 	      struct gate_report *rep)
+{
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	/* both sides from one snapshot of the store */
+	if (store_read_begin(s) < 0)
+		return -1;
+	rc = gate_evaluate_tx(s, o, rep);
+	store_read_end(s);
+	return rc;
+}
+
+static int
+gate_evaluate_tx(struct store *s, const struct gate_opts *o,
+		 struct gate_report *rep)
 {
 	struct workload_rows rb;
 	size_t i;

@@ -30,7 +30,8 @@ have_id(const int64_t *v, size_t n, int64_t id)
 static int64_t *
 push_id(int64_t *v, size_t *n, int64_t id)
 {
-	if (have_id(v, *n, id))
+	/* ids come grouped: the last one first */
+	if ((*n && v[*n - 1] == id) || have_id(v, *n, id))
 		return v;
 	v = xrealloc(v, (*n + 1) * sizeof(*v));
 	v[(*n)++] = id;
@@ -43,6 +44,88 @@ cmp_id(const void *a, const void *b)
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* ---- large sets: sorted arrays instead of scans (10,000 sessions) -------- */
+
+/* Appends id unless it is the last one (callers' ids come grouped). */
+static int64_t *
+append_id(int64_t *v, size_t *n, int64_t id)
+{
+	if (*n && v[*n - 1] == id)
+		return v;
+	v = xrealloc(v, (*n + 1) * sizeof(*v));
+	v[(*n)++] = id;
+	return v;
+}
+
+/* Sorts v ascending and drops repeats. */
+static void
+sort_unique(int64_t *v, size_t *n)
+{
+	size_t i, k = 0;
+
+	if (!*n)
+		return;
+	qsort(v, *n, sizeof(*v), cmp_id);
+	for (i = 1; i < *n; i++)
+		if (v[i] != v[k])
+			v[++k] = v[i];
+	*n = k + 1;
+}
+
+/* Binary search in a sorted v. */
+static int
+have_sorted(const int64_t *v, size_t n, int64_t id)
+{
+	return n && bsearch(&id, v, n, sizeof(*v), cmp_id) != NULL;
+}
+
+struct id_pos {
+	int64_t id;
+	size_t pos;
+};
+
+static int
+cmp_id_only(const void *a, const void *b)
+{
+	const struct id_pos *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int
+cmp_id_pos(const void *a, const void *b)
+{
+	const struct id_pos *x = a, *y = b;
+
+	if (x->id != y->id)
+		return (x->id > y->id) - (x->id < y->id);
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Drops the later repeats of v, keeping the order of first appearance. */
+static void
+unique_keep_first(int64_t *v, size_t *n)
+{
+	struct id_pos *ip = xcalloc(*n + 1, sizeof(*ip));
+	char *drop = xcalloc(*n + 1, 1);
+	size_t i, k = 0;
+
+	for (i = 0; i < *n; i++) {
+		ip[i].id = v[i];
+		ip[i].pos = i;
+	}
+	qsort(ip, *n, sizeof(*ip), cmp_id_pos);
+	for (i = 1; i < *n; i++)
+		if (ip[i].id == ip[i - 1].id)
+			drop[ip[i].pos] = 1;
+	for (i = 0; i < *n; i++)
+		if (!drop[i])
+			v[k++] = v[i];
+	*n = k;
+	free(ip);
+	free(drop);
 }
 
 /* A fingerprint fact as text ("" when absent or null). */
@@ -279,7 +362,7 @@ add_session(struct store *s, struct provenance *p, int64_t sid,
 			   f[i].started_at);
 		date_range(&p->measured_from, &p->measured_to,
 			   f[i].started_at);
-		ps->excluded += have_id(excluded, nexcluded, f[i].id);
+		ps->excluded += have_sorted(excluded, nexcluded, f[i].id);
 	}
 	if (rc)
 		rec_release(sessionrec_fields, sessionrec_nfields, &rec);
@@ -303,10 +386,15 @@ add_session(struct store *s, struct provenance *p, int64_t sid,
 	return 0;
 }
 
+/*
+ * builds[0..nb): per environment, its first row (in row order) with a
+ * llama.cpp build, sorted by environment id.
+ */
 static int
 add_envs(struct store *s, struct provenance *p, int64_t sid,
 	 const int64_t *envs, size_t nenvs, const struct store_result *rows,
-	 size_t nrows, const struct store_run_facts *f, size_t nf)
+	 const struct id_pos *builds, size_t nb,
+	 const struct store_run_facts *f, size_t nf)
 {
 	struct env_rec *er;
 	size_t n, i, j;
@@ -316,13 +404,15 @@ add_envs(struct store *s, struct provenance *p, int64_t sid,
 	for (i = 0; i < n; i++) {
 		struct prov_env *e;
 		const char *build = NULL;
+		struct id_pos key = { er[i].id, 0 };
+		const struct id_pos *hit;
 
-		if (!have_id(envs, nenvs, er[i].id))
+		if (!have_sorted(envs, nenvs, er[i].id))
 			continue;
-		for (j = 0; j < nrows && !build; j++)
-			if (rows[j].environment_id == er[i].id &&
-			    rows[j].build_commit && *rows[j].build_commit)
-				build = rows[j].build_commit;
+		hit = nb ? bsearch(&key, builds, nb, sizeof(*builds),
+				   cmp_id_only) : NULL;
+		if (hit)
+			build = rows[hit->pos].build_commit;
 		p->e = xrealloc(p->e, (p->ne + 1) * sizeof(*p->e));
 		e = &p->e[p->ne++];
 		memset(e, 0, sizeof(*e));
@@ -381,7 +471,9 @@ provenance_from_results(struct store *s, const struct store_result *rows,
 	struct provenance *p = xcalloc(1, sizeof(*p));
 	struct store_run_facts *f = NULL;
 	int64_t *runs = NULL, *excluded = NULL, *sessions = NULL, *envs = NULL;
-	size_t nruns = 0, nex = 0, nsessions = 0, nenvs = 0, i;
+	struct id_pos *builds = NULL, *byses = NULL;
+	struct store_run_facts *sub = NULL;
+	size_t nruns = 0, nex = 0, nsessions = 0, nenvs = 0, nb = 0, i, k;
 	int ret = -1;
 
 	*out = NULL;
@@ -391,33 +483,65 @@ provenance_from_results(struct store *s, const struct store_result *rows,
 	for (i = 0; i < n; i++) {
 		if (nruns && runs[nruns - 1] == rows[i].run_id)
 			continue;
-		runs = push_id(runs, &nruns, rows[i].run_id);
+		runs = append_id(runs, &nruns, rows[i].run_id);
 		if (!strcmp(rows[i].verification, "unverified"))
-			excluded = push_id(excluded, &nex, rows[i].run_id);
+			excluded = append_id(excluded, &nex, rows[i].run_id);
 	}
+	unique_keep_first(runs, &nruns);
+	sort_unique(excluded, &nex);
 	if (store_run_facts(s, runs, nruns, &f) < 0)
 		goto cleanup;
 	for (i = 0; i < nruns; i++) {
 		if (!f[i].id)
 			continue;
-		sessions = push_id(sessions, &nsessions, f[i].session_id);
+		sessions = append_id(sessions, &nsessions, f[i].session_id);
 		if (f[i].environment_id)
-			envs = push_id(envs, &nenvs, f[i].environment_id);
+			envs = append_id(envs, &nenvs, f[i].environment_id);
 		add_model(p, &f[i]);
 	}
-	if (nsessions)
-		qsort(sessions, nsessions, sizeof(*sessions), cmp_id);
-	for (i = 0; i < nsessions; i++)
-		if (add_session(s, p, sessions[i], f, nruns, excluded, nex) < 0 ||
-		    add_envs(s, p, sessions[i], envs, nenvs, rows, n, f,
-			     nruns) < 0)
+	sort_unique(sessions, &nsessions);
+	sort_unique(envs, &nenvs);
+	/* each environment's first row with a build; each session's facts */
+	builds = xcalloc(n + 1, sizeof(*builds));
+	for (i = 0; i < n; i++)
+		if (rows[i].environment_id && rows[i].build_commit &&
+		    *rows[i].build_commit) {
+			builds[nb].id = rows[i].environment_id;
+			builds[nb++].pos = i;
+		}
+	qsort(builds, nb, sizeof(*builds), cmp_id_pos);
+	for (i = 0, k = 0; i < nb; i++)
+		if (!k || builds[i].id != builds[k - 1].id)
+			builds[k++] = builds[i];
+	nb = k;
+	byses = xcalloc(nruns + 1, sizeof(*byses));
+	for (i = 0; i < nruns; i++) {
+		byses[i].id = f[i].session_id;
+		byses[i].pos = i;
+	}
+	qsort(byses, nruns, sizeof(*byses), cmp_id_pos);
+	sub = xcalloc(nruns + 1, sizeof(*sub));
+	for (i = 0, k = 0; i < nsessions; i++) {
+		size_t nsub = 0;
+
+		while (k < nruns && byses[k].id < sessions[i])
+			k++;
+		while (k < nruns && byses[k].id == sessions[i])
+			sub[nsub++] = f[byses[k++].pos];   /* shallow, in order */
+		if (add_session(s, p, sessions[i], sub, nsub, excluded, nex) < 0 ||
+		    add_envs(s, p, sessions[i], envs, nenvs, rows, builds, nb,
+			     sub, nsub) < 0)
 			goto cleanup;
+	}
 	*out = p;
 	p = NULL;
 	ret = 0;
 cleanup:
 	provenance_free(p);
 	store_run_facts_free(f, nruns);
+	free(builds);
+	free(byses);
+	free(sub);
 	free(runs);
 	free(excluded);
 	free(sessions);

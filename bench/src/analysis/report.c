@@ -57,7 +57,8 @@ push_unique_id(int64_t **v, size_t *n, int64_t id)
 
 	if (*n && (*v)[*n - 1] == id)
 		return;
-	for (i = 0; i < *n; i++)
+	/* rows come in session order: a larger id is a new one */
+	for (i = 0; *n && id < (*v)[*n - 1] && i < *n; i++)
 		if ((*v)[i] == id)
 			return;
 	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
@@ -72,7 +73,9 @@ cell_add(struct rep_cell *c, const struct store_result *r)
 	if (!c->variant) {
 		c->variant = xstrdup(r->variant);
 		c->role = xstrdup(r->role);
-	} else if (!strstr(c->variant, r->variant)) {
+		c->seen_variant = r->variant;
+	} else if (c->seen_variant != r->variant &&
+		   !strstr(c->variant, r->variant)) {
 		char *v = xstrfmt("%s+%s", c->variant, r->variant);
 		free(c->variant);
 		c->variant = v;
@@ -84,11 +87,15 @@ cell_add(struct rep_cell *c, const struct store_result *r)
 	c->n += r->n;
 	c->run_n = xrealloc(c->run_n, (c->runs + 1) * sizeof(size_t));
 	c->run_n[c->runs++] = r->n;
-	for (i = 0; i < c->nidents && strcmp(c->idents[i], r->identity); i++)
-		;
-	if (i == c->nidents)
-		c->idents = strv_push(c->idents, &c->nidents,
-				      xstrdup(r->identity));
+	if (c->seen_ident != r->identity) {
+		for (i = 0; i < c->nidents && strcmp(c->idents[i], r->identity);
+		     i++)
+			;
+		if (i == c->nidents)
+			c->idents = strv_push(c->idents, &c->nidents,
+					      xstrdup(r->identity));
+		c->seen_ident = r->identity;
+	}
 	push_unique_id(&c->sessions, &c->nsessions, r->session_id);
 }
 
@@ -160,6 +167,15 @@ workload_for(struct report *rep, const struct store_result *r, size_t *last)
 		if (k >= rep->n || (i && k == *last))
 			continue;
 		w = &rep->w[k];
+		/* the row's strings are interned: the same pointers, the
+		 * same workload as a row seen before */
+		if (w->seen && w->seen->model == r->model &&
+		    w->seen->model_sha256 == r->model_sha256 &&
+		    w->seen->runtime == r->runtime && w->seen->test == r->test &&
+		    w->seen->config == r->config) {
+			*last = k;
+			return w;
+		}
 		if (same_model(w, r) && !strcmp(w->runtime, r->runtime) &&
 		    !strcmp(w->test, r->test) && !strcmp(w->config.canon, canon)) {
 			*last = k;
@@ -174,6 +190,7 @@ workload_for(struct report *rep, const struct store_result *r, size_t *last)
 	w->runtime = xstrdup(r->runtime);
 	w->test = xstrdup(r->test);
 	w->model_sha256 = xstrdup(r->model_sha256);
+	w->seen = r;
 	config_copy(&w->config, r->config);
 	*last = rep->n - 1;
 	return w;
@@ -339,8 +356,25 @@ warn_workloads(struct report *rep)
 	free(pooled);
 }
 
+static int report_build_tx(struct store *s, const struct selection *sel,
+			   struct report *out);
+
 int
 report_build(struct store *s, const struct selection *sel, struct report *out)
+{
+	int rc;
+
+	/* one snapshot for the rows, what was left out and the provenance */
+	if (store_read_begin(s) < 0)
+		return -1;
+	rc = report_build_tx(s, sel, out);
+	store_read_end(s);
+	return rc;
+}
+
+static int
+report_build_tx(struct store *s, const struct selection *sel,
+		struct report *out)
 {
 	struct store_result *rows;
 	struct store_left_out *lo = NULL;
@@ -424,6 +458,8 @@ report_build(struct store *s, const struct selection *sel, struct report *out)
 			out->nothing = workload_nothing_words(&wr);
 		free(wr.text);
 	}
+	for (i = 0; i < out->n; i++)
+		out->w[i].seen = NULL;      /* rows are freed below */
 	if (provenance_from_results(s, rows, n, &out->prov) < 0) {
 		store_results_free(rows, n);
 		store_left_out_free(lo, nlo);

@@ -35,6 +35,7 @@ struct rep_cell {
 	size_t nidents;
 	int64_t *sessions;      /* the sessions pooled */
 	size_t nsessions;
+	const char *seen_variant, *seen_ident;   /* the last row's (interned) */
 };
 
 struct rep_workload {
@@ -48,6 +49,7 @@ struct rep_workload {
 	size_t nothers;
 	int tampered;           /* data from a tampered import */
 	int partial;            /* from runs, or sessions, that did not end ok */
+	const struct store_result *seen;   /* a row of it, while building */
 };
 
 struct rep_excluded {

@@ -304,16 +304,16 @@ add_row(struct cmp_side *s, const struct store_result *r)
 {
 	size_t i;
 
-	/* Several rows of one run with the same test: one process. */
-	for (i = s->nproc; i > 0; i--)
-		if (s->run_id[i - 1] == r->run_id) {
-			i--;
-			s->x[i] = xrealloc(s->x[i], (s->len[i] + r->n) *
-					   sizeof(double));
-			memcpy(s->x[i] + s->len[i], r->ts, r->n * sizeof(double));
-			s->len[i] += r->n;
-			return;
-		}
+	/* Several rows of one run with the same test: one process. A run's
+	 * rows come together, so only the last process can be the run's. */
+	i = s->nproc;
+	if (i && s->run_id[i - 1] == r->run_id) {
+		i--;
+		s->x[i] = xrealloc(s->x[i], (s->len[i] + r->n) * sizeof(double));
+		memcpy(s->x[i] + s->len[i], r->ts, r->n * sizeof(double));
+		s->len[i] += r->n;
+		return;
+	}
 	cmp_side_add(s, r->run_id, r->ts, r->n);
 }
 
@@ -321,6 +321,7 @@ add_row(struct cmp_side *s, const struct store_result *r)
 struct pool_note {
 	char **idents;
 	size_t nident;
+	const char *last_ident;
 	int64_t *sess;
 	size_t nsess;
 };
@@ -330,15 +331,22 @@ note_row(struct pool_note *p, const struct store_result *r)
 {
 	size_t i;
 
-	for (i = 0; i < p->nident && strcmp(p->idents[i], r->identity); i++)
-		;
-	if (i == p->nident)
-		p->idents = strv_push(p->idents, &p->nident,
-				      xstrdup(r->identity));
+	if (p->last_ident != r->identity) {     /* interned: same pointer */
+		for (i = 0; i < p->nident && strcmp(p->idents[i], r->identity);
+		     i++)
+			;
+		if (i == p->nident)
+			p->idents = strv_push(p->idents, &p->nident,
+					      xstrdup(r->identity));
+		p->last_ident = r->identity;
+	}
 	if (p->nsess && p->sess[p->nsess - 1] == r->session_id)
 		return;
-	for (i = 0; i < p->nsess && p->sess[i] != r->session_id; i++)
-		;
+	/* rows come in session order: a larger id is a new one */
+	i = p->nsess;
+	if (p->nsess && r->session_id < p->sess[p->nsess - 1])
+		for (i = 0; i < p->nsess && p->sess[i] != r->session_id; i++)
+			;
 	if (i == p->nsess) {
 		p->sess = xrealloc(p->sess, (p->nsess + 1) * sizeof(int64_t));
 		p->sess[p->nsess++] = r->session_id;
@@ -928,10 +936,15 @@ workload_compare(struct store *s, const char *a, const char *b,
 	int ret;
 
 	memset(out, 0, sizeof(*out));
+	memset(&ra, 0, sizeof(ra));
 	memset(&rb, 0, sizeof(rb));
+	/* both selections from one snapshot of the store */
+	if (store_read_begin(s) < 0)
+		return -1;
 	ret = load_counted(s, a, &ra);
 	if (ret == 0)
 		ret = load_counted(s, b, &rb);
+	store_read_end(s);
 	if (ret < 0)
 		goto cleanup;
 	la = workload_left_out_words(&ra);

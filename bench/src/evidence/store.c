@@ -24,6 +24,13 @@ struct store {
 	struct store_config *configs;   /* the configs table, by id (cache) */
 	size_t nconfigs;
 	struct store_config none;       /* id 0: unknown */
+	char **pool;                    /* interned result strings (hash set) */
+	size_t npool, cap_pool;
+	struct {                        /* statements asked for once per
+					   session (provenance of 10,000) */
+		char *sql;
+		sqlite3_stmt *st;
+	} cached[4];
 };
 
 static void configs_drop(struct store *s);
@@ -119,22 +126,25 @@ static const char *const migrations[] = {
 	"  DEFAULT 'samples';",
 	/* 5: the configuration of each result (what changes the measurement:
 	 * the raw row without CONFIG_DROP), interned; a trigger keeps it,
-	 * so writers need not know. Rows that differ in it are never pooled. */
+	 * so writers need not know. Rows that differ in it are never pooled.
+	 * A table of its own: a column of results would sit behind raw_json,
+	 * and reading it would read every raw row. */
 	"CREATE TABLE configs(id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);"
-	"ALTER TABLE results ADD COLUMN config_id INTEGER REFERENCES configs(id);"
-	"CREATE INDEX results_config ON results(config_id);"
+	"CREATE TABLE result_configs("
+	"  result_id INTEGER PRIMARY KEY REFERENCES results(id) ON DELETE CASCADE,"
+	"  config_id INTEGER NOT NULL REFERENCES configs(id));"
 	"CREATE TRIGGER results_config AFTER INSERT ON results"
 	"  WHEN json_valid(NEW.raw_json) AND json_type(NEW.raw_json)='object' BEGIN"
 	"  INSERT OR IGNORE INTO configs(json) VALUES(" CONFIG_OF("NEW.raw_json") ");"
-	"  UPDATE results SET config_id=(SELECT id FROM configs WHERE json="
-	     CONFIG_OF("NEW.raw_json") ") WHERE id=NEW.id;"
+	"  INSERT OR REPLACE INTO result_configs(result_id, config_id)"
+	"    SELECT NEW.id, id FROM configs WHERE json=" CONFIG_OF("NEW.raw_json") ";"
 	"END;"
 	"INSERT OR IGNORE INTO configs(json) SELECT " CONFIG_OF("raw_json")
 	"  FROM results WHERE json_valid(raw_json) AND json_type(raw_json)='object'"
 	"  ORDER BY id;"
-	"UPDATE results SET config_id=(SELECT c.id FROM configs c WHERE c.json="
-	     CONFIG_OF("results.raw_json") ")"
-	"  WHERE json_valid(raw_json) AND json_type(raw_json)='object';",
+	"INSERT INTO result_configs(result_id, config_id)"
+	"  SELECT x.id, c.id FROM results x JOIN configs c ON c.json=" CONFIG_OF("x.raw_json")
+	"  WHERE json_valid(x.raw_json) AND json_type(x.raw_json)='object';",
 };
 
 /* The tables walked from field tables. */
@@ -181,6 +191,46 @@ prepare(struct store *s, const char *sql)
 		return NULL;
 	}
 	return st;
+}
+
+/*
+ * A statement kept between calls (reset, its bindings cleared): for the
+ * few lookups asked for once per session. Never finalize it; done_cached()
+ * resets it. NULL after error().
+ */
+static sqlite3_stmt *
+prepare_cached(struct store *s, const char *sql)
+{
+	size_t i;
+
+	if (s->nErr)
+		return NULL;
+	for (i = 0; i < ARRAY_SIZE(s->cached) && s->cached[i].sql; i++)
+		if (!strcmp(s->cached[i].sql, sql)) {
+			sqlite3_reset(s->cached[i].st);
+			sqlite3_clear_bindings(s->cached[i].st);
+			return s->cached[i].st;
+		}
+	if (i == ARRAY_SIZE(s->cached))
+		return prepare(s, sql);         /* full: an ordinary one */
+	s->cached[i].st = prepare(s, sql);
+	if (s->cached[i].st)
+		s->cached[i].sql = xstrdup(sql);
+	return s->cached[i].st;
+}
+
+/* Ends the use of a statement from prepare_cached(). */
+static void
+done_cached(struct store *s, sqlite3_stmt *st)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(s->cached); i++)
+		if (s->cached[i].st == st) {
+			sqlite3_reset(st);
+			return;
+		}
+	sqlite3_finalize(st);
 }
 
 static void
@@ -394,7 +444,8 @@ open_ro(struct store *s, const char *params, int *readonly_fs)
 	int rc;
 
 	*readonly_fs = 0;
-	rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+	rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+			     SQLITE_OPEN_NOMUTEX,
 			     NULL);
 	free(uri);
 	if (rc == SQLITE_OK) {
@@ -467,10 +518,19 @@ fail:
 void
 store_close(struct store *s)
 {
+	size_t i;
+
 	if (!s)
 		return;
+	for (i = 0; i < ARRAY_SIZE(s->cached); i++) {
+		sqlite3_finalize(s->cached[i].st);
+		free(s->cached[i].sql);
+	}
 	sqlite3_close(s->db);
 	configs_drop(s);
+	for (i = 0; i < s->cap_pool; i++)
+		free(s->pool[i]);
+	free(s->pool);
 	free(s->path);
 	free(s);
 }
@@ -489,6 +549,28 @@ store_begin(struct store *s)
 		return -1;
 	s->in_tx = 1;
 	return 0;
+}
+
+int
+store_read_begin(struct store *s)
+{
+	if (s->in_tx)
+		return 0;
+	s->nErr = 0;
+	if (exec_sql(s, "BEGIN") < 0)
+		return -1;
+	s->in_tx = 2;
+	return 0;
+}
+
+void
+store_read_end(struct store *s)
+{
+	if (s->in_tx != 2)
+		return;
+	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	s->in_tx = 0;
+	s->nErr = 0;
 }
 
 int
@@ -740,7 +822,7 @@ store_session_get(struct store *s, int64_t id, struct session_rec *out)
 	op_begin(s);
 	memset(out, 0, sizeof(*out));
 	select_sql(&sql, sessionrec_fields, "WHERE id=?1");
-	st = prepare(s, sql.buf);
+	st = prepare_cached(s, sql.buf);
 	buf_release(&sql);
 	if (!st)
 		return -1;
@@ -752,7 +834,7 @@ store_session_get(struct store *s, int64_t id, struct session_rec *out)
 	} else if (rc != SQLITE_DONE) {
 		found = db_error(s, "read session");
 	}
-	sqlite3_finalize(st);
+	done_cached(s, st);
 	return found;
 }
 
@@ -1580,7 +1662,7 @@ where_of(struct store *s, const struct selection *sel, int counted,
 			continue;
 		}
 		/* a configuration field: the ids whose value matches */
-		buf_adds(w, " AND x.config_id IN (0");
+		buf_adds(w, " AND coalesce(rc.config_id,0) IN (-1");
 		for (k = 1; k < s->nconfigs; k++) {
 			const char *v = store_config_value(&s->configs[k], key);
 
@@ -1619,6 +1701,7 @@ bind_all(sqlite3_stmt *st, char *const *binds)
 
 #define RESULTS_FROM \
 	" FROM results x JOIN runs r ON r.id=x.run_id" \
+	" LEFT JOIN result_configs rc ON rc.result_id=x.id" \
 	" JOIN sessions s ON s.id=r.session_id" \
 	" LEFT JOIN environments e ON e.id=r.environment_id" \
 	" LEFT JOIN artifacts a ON a.id=r.artifact_id" \
@@ -1637,58 +1720,42 @@ cmp_rid(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-struct idx_ts {
-	int64_t idx;
-	double ts;
-};
-
-static int
-cmp_idx(const void *a, const void *b)
-{
-	const struct idx_ts *x = a, *y = b;
-
-	return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
 /*
- * The samples of rows[0..n), one statement: every sample of the
- * selection, placed by result id; a result whose samples come out of
- * order is sorted by idx.
+ * The samples of rows[0..n), one statement: the samples table read in
+ * its primary key's order over the range of the rows' result ids (no
+ * join: a sample whose result is not a row is skipped), placed by
+ * result id in idx order.
+ */
+/*
+ * One pass over the samples of result ids [lo, hi], placed into rows by
+ * ix. scan: the table in its own (insertion) order, every row read once
+ * (for large selections); else the primary key's index over the range.
+ * Returns 0; 1 when a scan met samples out of idx order (the caller
+ * reads again by the index); -1 after error().
  */
 static int
-load_samples(struct store *s, const char *where, char *const *binds,
-	     struct store_result *rows, size_t n)
+samples_pass(struct store *s, struct store_result *rows, size_t n,
+	     const struct rid_row *ix, int scan, double **all_ts,
+	     size_t **all_row, size_t *nall)
 {
-	struct rid_row *ix = xcalloc(n + 1, sizeof(*ix));
-	struct idx_ts **tmp = xcalloc(n + 1, sizeof(*tmp));
-	size_t *cap = xcalloc(n + 1, sizeof(size_t));
-	char *unsorted = xcalloc(n + 1, 1);
-	struct buf sql = BUF_INIT;
+	size_t cap = 0, last = 0;
 	sqlite3_stmt *st;
-	size_t i, last = 0;
-	int rc = SQLITE_DONE, ret = -1;
+	int rc;
 
-	for (i = 0; i < n; i++) {
-		ix[i].id = rows[i].result_id;
-		ix[i].row = i;
-	}
-	qsort(ix, n, sizeof(*ix), cmp_rid);
-	buf_addf(&sql, "SELECT m.result_id, m.idx, m.ts FROM results x"
-		 " JOIN runs r ON r.id=x.run_id JOIN sessions s ON s.id=r.session_id"
-		 " LEFT JOIN environments e ON e.id=r.environment_id"
-		 " LEFT JOIN artifacts a ON a.id=r.artifact_id"
-		 " JOIN samples m ON m.result_id=x.id WHERE 1%s", where);
-	st = prepare(s, sql.buf);
+	*nall = 0;
+	st = prepare(s, scan ?
+		     "SELECT result_id, idx, ts FROM samples NOT INDEXED"
+		     " WHERE result_id BETWEEN ?1 AND ?2" :
+		     "SELECT result_id, idx, ts FROM samples"
+		     " WHERE result_id BETWEEN ?1 AND ?2 ORDER BY result_id, idx");
 	if (!st)
-		goto cleanup;
-	bind_all(st, binds);
+		return -1;
+	sqlite3_bind_int64(st, 1, ix[0].id);
+	sqlite3_bind_int64(st, 2, ix[n - 1].id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
-		struct store_result *r;
 		size_t lo = 0, hi = n, k;
 
-		if (!n)
-			continue;
 		if (ix[last].id != id) {
 			while (lo < hi) {
 				size_t mid = lo + (hi - lo) / 2;
@@ -1699,47 +1766,151 @@ load_samples(struct store *s, const char *where, char *const *binds,
 					hi = mid;
 			}
 			if (lo == n || ix[lo].id != id)
-				continue;   /* a row added meanwhile */
+				continue;   /* not a row of the selection */
 			last = lo;
 		}
 		k = ix[last].row;
-		r = &rows[k];
-		if (r->n == cap[k]) {
-			cap[k] = cap[k] ? 2 * cap[k] : 16;
-			tmp[k] = xrealloc(tmp[k], cap[k] * sizeof(**tmp));
+		if (sqlite3_column_int64(st, 1) != (int64_t)rows[k].n) {
+			sqlite3_finalize(st);
+			return 1;           /* out of idx order */
 		}
-		tmp[k][r->n].idx = sqlite3_column_int64(st, 1);
-		tmp[k][r->n].ts = sqlite3_column_double(st, 2);
-		if (r->n && tmp[k][r->n].idx < tmp[k][r->n - 1].idx)
-			unsorted[k] = 1;
-		r->n++;
+		if (*nall == cap) {
+			cap = cap ? 2 * cap : 1024;
+			*all_ts = xrealloc(*all_ts, cap * sizeof(double));
+			*all_row = xrealloc(*all_row, cap * sizeof(size_t));
+		}
+		(*all_ts)[*nall] = sqlite3_column_double(st, 2);
+		(*all_row)[(*nall)++] = k;
+		rows[k].n++;
 	}
 	sqlite3_finalize(st);
 	/* A damaged page is an error, never fewer samples. */
-	if (rc != SQLITE_DONE) {
-		db_error(s, "query samples");
-		goto cleanup;
+	if (rc != SQLITE_DONE)
+		return db_error(s, "query samples");
+	return 0;
+}
+
+/*
+ * The samples of rows[0..n), one statement (two when a table scan meets
+ * samples out of order): read over the range of the rows' result ids
+ * without a join (a sample whose result is not a row is skipped) and
+ * placed by result id in idx order.
+ */
+static int
+load_samples(struct store *s, struct store_result *rows, size_t n)
+{
+	struct rid_row *ix = xcalloc(n + 1, sizeof(*ix));
+	double *all_ts = NULL;
+	size_t *all_row = NULL, nall = 0, i, *fill = NULL;
+	int rc, ret = -1;
+
+	if (!n) {
+		free(ix);
+		return 0;
 	}
 	for (i = 0; i < n; i++) {
-		struct store_result *r = &rows[i];
-		size_t j;
-
-		if (unsorted[i])
-			qsort(tmp[i], r->n, sizeof(**tmp), cmp_idx);
-		r->ts = xmalloc((r->n ? r->n : 1) * sizeof(double));
-		for (j = 0; j < r->n; j++)
-			r->ts[j] = tmp[i][j].ts;
+		ix[i].id = rows[i].result_id;
+		ix[i].row = i;
 	}
+	qsort(ix, n, sizeof(*ix), cmp_rid);
+	/* many results: one sequential scan beats an index lookup per sample */
+	rc = samples_pass(s, rows, n, ix, n > 5000, &all_ts, &all_row, &nall);
+	if (rc == 1) {
+		for (i = 0; i < n; i++)
+			rows[i].n = 0;
+		rc = samples_pass(s, rows, n, ix, 0, &all_ts, &all_row, &nall);
+	}
+	if (rc != 0)
+		goto cleanup;
+	fill = xcalloc(n + 1, sizeof(size_t));
+	for (i = 0; i < n; i++)
+		rows[i].ts = xmalloc((rows[i].n ? rows[i].n : 1) * sizeof(double));
+	for (i = 0; i < nall; i++)
+		rows[all_row[i]].ts[fill[all_row[i]]++] = all_ts[i];
 	ret = 0;
 cleanup:
-	for (i = 0; i < n; i++)
-		free(tmp[i]);
-	free(tmp);
-	free(cap);
-	free(unsorted);
+	free(all_ts);
+	free(all_row);
+	free(fill);
 	free(ix);
-	buf_release(&sql);
 	return ret;
+}
+
+/* The order of result rows: session, run seq, run id, result idx. */
+struct row_key {
+	int64_t session, seq, run, idx;
+	size_t pos;
+};
+
+static int
+cmp_row_key(const void *a, const void *b)
+{
+	const struct row_key *x = a, *y = b;
+
+	if (x->session != y->session)
+		return x->session < y->session ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	if (x->run != y->run)
+		return x->run < y->run ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static uint64_t
+str_hash(const char *t, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)t[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+/*
+ * Column i as a string owned by the store (one copy per distinct value:
+ * a result query repeats the same few hundred strings many thousands of
+ * times). "" for NULL.
+ */
+static char *
+col_interned(struct store *s, sqlite3_stmt *st, int i, char **lastv)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	size_t len = t ? (size_t)sqlite3_column_bytes(st, i) : 0, k;
+	uint64_t h;
+
+	if (!t)
+		t = "";
+	/* consecutive rows mostly repeat a column's value */
+	if (lastv[i] && !strncmp(lastv[i], t, len) && !lastv[i][len])
+		return lastv[i];
+	if (2 * (s->npool + 1) > s->cap_pool) {
+		size_t cap = s->cap_pool ? 2 * s->cap_pool : 1024;
+		char **pool = xcalloc(cap, sizeof(char *));
+
+		for (k = 0; k < s->cap_pool; k++) {
+			size_t j;
+
+			if (!s->pool[k])
+				continue;
+			j = str_hash(s->pool[k], strlen(s->pool[k])) & (cap - 1);
+			while (pool[j])
+				j = (j + 1) & (cap - 1);
+			pool[j] = s->pool[k];
+		}
+		free(s->pool);
+		s->pool = pool;
+		s->cap_pool = cap;
+	}
+	h = str_hash(t, len);
+	for (k = h & (s->cap_pool - 1); s->pool[k]; k = (k + 1) & (s->cap_pool - 1))
+		if (!strncmp(s->pool[k], t, len) && !s->pool[k][len])
+			return lastv[i] = s->pool[k];
+	s->pool[k] = xstrndup(t, len);
+	s->npool++;
+	return lastv[i] = s->pool[k];
 }
 
 int
@@ -1748,10 +1919,11 @@ store_query_results(struct store *s, const struct selection *sel,
 {
 	struct buf sql = BUF_INIT, where = BUF_INIT;
 	struct store_result *rows = NULL;
+	struct row_key *keys = NULL;
 	size_t nrows = 0, cap = 0;
-	char **binds = NULL;
+	char **binds = NULL, *lastv[40] = { 0 };
 	sqlite3_stmt *st = NULL;
-	int rc, ret = -1;
+	int rc, ret = -1, sorted = 1;
 
 	op_begin(s);
 	*out = NULL;
@@ -1765,7 +1937,7 @@ store_query_results(struct store *s, const struct selection *sel,
 	}
 	buf_addf(&sql,
 		"SELECT s.id, r.id, x.id, coalesce(r.environment_id,0),"
-		" coalesce(x.config_id,0), s.started_at,"
+		" coalesce(rc.config_id,0), s.started_at,"
 		" CASE WHEN coalesce(r.started_at,'')<>'' THEN r.started_at"
 		"  ELSE coalesce(json_extract(x.raw_json,'$.test_time'),'') END,"
 		" s.status, s.tampered, r.target, r.variant,"
@@ -1773,8 +1945,8 @@ store_query_results(struct store *s, const struct selection *sel,
 		" coalesce(r.model_sha256, a.sha256, ''), r.status,"
 		" r.verification, x.test, x.n_prompt, x.n_gen, x.n_depth,"
 		" x.build_commit, e.os_build, e.os_version, e.identity,"
-		" e.base_identity, x.model_size, x.model_n_params"
-		RESULTS_FROM "%s ORDER BY s.id, r.seq, r.id, x.idx", where.buf);
+		" e.base_identity, x.model_size, x.model_n_params, r.seq, x.idx"
+		RESULTS_FROM "%s", where.buf);
 	st = prepare(s, sql.buf);
 	if (!st)
 		goto cleanup;
@@ -1786,6 +1958,7 @@ store_query_results(struct store *s, const struct selection *sel,
 		if (nrows == cap) {
 			cap = cap ? 2 * cap : 64;
 			rows = xrealloc(rows, cap * sizeof(*rows));
+			keys = xrealloc(keys, cap * sizeof(*keys));
 		}
 		r = &rows[nrows++];
 		memset(r, 0, sizeof(*r));
@@ -1794,30 +1967,37 @@ store_query_results(struct store *s, const struct selection *sel,
 		r->result_id = sqlite3_column_int64(st, k++);
 		r->environment_id = sqlite3_column_int64(st, k++);
 		r->config_id = sqlite3_column_int64(st, k++);
-		r->session_started = col_text(st, k++);
-		r->measured_at = col_text(st, k++);
-		r->session_status = col_text(st, k++);
+		r->session_started = col_interned(s, st, k++, lastv);
+		r->measured_at = col_interned(s, st, k++, lastv);
+		r->session_status = col_interned(s, st, k++, lastv);
 		r->session_tampered = sqlite3_column_int(st, k++);
-		r->target = col_text(st, k++);
-		r->variant = col_text(st, k++);
-		r->role = col_text(st, k++);
-		r->model = col_text(st, k++);
-		r->model_label = col_text(st, k++);
-		r->runtime = col_text(st, k++);
-		r->model_sha256 = col_text(st, k++);
-		r->run_status = col_text(st, k++);
-		r->verification = col_text(st, k++);
-		r->test = col_text(st, k++);
+		r->target = col_interned(s, st, k++, lastv);
+		r->variant = col_interned(s, st, k++, lastv);
+		r->role = col_interned(s, st, k++, lastv);
+		r->model = col_interned(s, st, k++, lastv);
+		r->model_label = col_interned(s, st, k++, lastv);
+		r->runtime = col_interned(s, st, k++, lastv);
+		r->model_sha256 = col_interned(s, st, k++, lastv);
+		r->run_status = col_interned(s, st, k++, lastv);
+		r->verification = col_interned(s, st, k++, lastv);
+		r->test = col_interned(s, st, k++, lastv);
 		r->n_prompt = sqlite3_column_int64(st, k++);
 		r->n_gen = sqlite3_column_int64(st, k++);
 		r->n_depth = sqlite3_column_int64(st, k++);
-		r->build_commit = col_text(st, k++);
-		r->os_build = col_text(st, k++);
-		r->os_version = col_text(st, k++);
-		r->identity = col_text(st, k++);
-		r->base_identity = col_text(st, k++);
+		r->build_commit = col_interned(s, st, k++, lastv);
+		r->os_build = col_interned(s, st, k++, lastv);
+		r->os_version = col_interned(s, st, k++, lastv);
+		r->identity = col_interned(s, st, k++, lastv);
+		r->base_identity = col_interned(s, st, k++, lastv);
 		r->model_size = sqlite3_column_int64(st, k++);
 		r->model_n_params = sqlite3_column_int64(st, k++);
+		keys[nrows - 1].session = r->session_id;
+		keys[nrows - 1].seq = sqlite3_column_int64(st, k++);
+		keys[nrows - 1].run = r->run_id;
+		keys[nrows - 1].idx = sqlite3_column_int64(st, k++);
+		keys[nrows - 1].pos = nrows - 1;
+		if (nrows > 1 && cmp_row_key(&keys[nrows - 2], &keys[nrows - 1]) > 0)
+			sorted = 0;
 	}
 	if (rc != SQLITE_DONE) {
 		db_error(s, "query results");
@@ -1825,7 +2005,18 @@ store_query_results(struct store *s, const struct selection *sel,
 	}
 	sqlite3_finalize(st);
 	st = NULL;
-	if (load_samples(s, where.buf, binds, rows, nrows) < 0)
+	/* ordered here: an ORDER BY made SQLite sort every wide row */
+	if (!sorted) {
+		struct store_result *by = xmalloc((nrows ? nrows : 1) * sizeof(*by));
+		size_t i;
+
+		qsort(keys, nrows, sizeof(*keys), cmp_row_key);
+		for (i = 0; i < nrows; i++)
+			by[i] = rows[keys[i].pos];
+		free(rows);
+		rows = by;
+	}
+	if (load_samples(s, rows, nrows) < 0)
 		goto cleanup;
 	{
 		/* configurations added meanwhile (another writer) reload once */
@@ -1845,6 +2036,7 @@ store_query_results(struct store *s, const struct selection *sel,
 cleanup:
 	sqlite3_finalize(st);
 	store_results_free(rows, nrows);
+	free(keys);
 	strv_free(binds);
 	buf_release(&sql);
 	buf_release(&where);
@@ -1856,27 +2048,9 @@ store_results_free(struct store_result *r, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		free(r[i].session_started);
-		free(r[i].measured_at);
-		free(r[i].session_status);
-		free(r[i].target);
-		free(r[i].variant);
-		free(r[i].role);
-		free(r[i].model);
-		free(r[i].model_label);
-		free(r[i].runtime);
-		free(r[i].model_sha256);
-		free(r[i].run_status);
-		free(r[i].verification);
-		free(r[i].test);
-		free(r[i].build_commit);
-		free(r[i].os_build);
-		free(r[i].os_version);
-		free(r[i].identity);
-		free(r[i].base_identity);
+	/* the strings are the store's (interned) */
+	for (i = 0; i < n; i++)
 		free(r[i].ts);
-	}
 	free(r);
 }
 
@@ -2056,9 +2230,9 @@ store_envs_get(struct store *s, int64_t sid, struct env_rec **out, size_t *n)
 	op_begin(s);
 	*out = NULL;
 	*n = 0;
-	st = prepare(s, "SELECT id, target, fingerprint_json, identity,"
-		     " base_identity FROM environments WHERE session_id=?1"
-		     " ORDER BY id");
+	st = prepare_cached(s, "SELECT id, target, fingerprint_json, identity,"
+			    " base_identity FROM environments WHERE session_id=?1"
+			    " ORDER BY id");
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, sid);
@@ -2071,7 +2245,7 @@ store_envs_get(struct store *s, int64_t sid, struct env_rec **out, size_t *n)
 		v[k].base_identity = col_text(st, 4);
 		k++;
 	}
-	sqlite3_finalize(st);
+	done_cached(s, st);
 	if (rc != SQLITE_DONE) {
 		while (k)
 			env_rec_release(&v[--k]);
@@ -2781,72 +2955,109 @@ store_sqlite_version(void)
 
 /* ---- provenance ----------------------------------------------------------- */
 
+static void
+facts_empty(struct store_run_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->target = xstrdup("");
+	f->variant = xstrdup("");
+	f->role = xstrdup("");
+	f->runtime = xstrdup("");
+	f->model = xstrdup("");
+	f->model_label = xstrdup("");
+	f->model_sha256 = xstrdup("");
+	f->model_file = xstrdup("");
+	f->started_at = xstrdup("");
+	f->status = xstrdup("");
+	f->verification = xstrdup("");
+}
+
+struct id_at {
+	int64_t id;
+	size_t at;
+};
+
+static int
+cmp_id_at(const void *a, const void *b)
+{
+	const struct id_at *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/*
+ * One statement over the range of the ids (not one per id: a report of
+ * 10,000 sessions asks for 60,000 runs), each row placed where its id
+ * was asked for; ids not found stay empty records with id 0.
+ */
 int
 store_run_facts(struct store *s, const int64_t *ids, size_t n,
 		struct store_run_facts **out)
 {
 	struct store_run_facts *v = xcalloc(n ? n : 1, sizeof(*v));
+	struct id_at *ix = xcalloc(n ? n : 1, sizeof(*ix));
 	sqlite3_stmt *st;
 	size_t i;
 	int rc = SQLITE_DONE;
 
 	op_begin(s);
 	*out = NULL;
-	st = prepare(s,
+	for (i = 0; i < n; i++) {
+		ix[i].id = ids[i];
+		ix[i].at = i;
+	}
+	qsort(ix, n, sizeof(*ix), cmp_id_at);
+	st = n ? prepare(s,
 		"SELECT r.id, r.session_id, coalesce(r.environment_id, 0),"
 		" r.target, r.variant, r.role, r.runtime, coalesce(r.model, ''),"
 		" coalesce(r.model_label, r.model, ''),"
 		" coalesce(r.model_sha256, a.sha256, ''), coalesce(a.path, ''),"
 		" coalesce(r.started_at, ''), r.status, r.verification"
 		" FROM runs r LEFT JOIN artifacts a ON a.id=r.artifact_id"
-		" WHERE r.id=?1");
-	if (!st) {
+		" WHERE r.id BETWEEN ?1 AND ?2 ORDER BY r.id") : NULL;
+	if (n && !st) {
 		free(v);
+		free(ix);
 		return -1;
 	}
-	for (i = 0; i < n; i++) {
-		struct store_run_facts *f = &v[i];
-		int k;
+	if (n) {
+		sqlite3_bind_int64(st, 1, ix[0].id);
+		sqlite3_bind_int64(st, 2, ix[n - 1].id);
+	}
+	i = 0;
+	while (n && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
 
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, ids[i]);
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_DONE) {
-			f->target = xstrdup("");
-			f->variant = xstrdup("");
-			f->role = xstrdup("");
-			f->runtime = xstrdup("");
-			f->model = xstrdup("");
-			f->model_label = xstrdup("");
-			f->model_sha256 = xstrdup("");
-			f->model_file = xstrdup("");
-			f->started_at = xstrdup("");
-			f->status = xstrdup("");
-			f->verification = xstrdup("");
-			continue;
+		while (i < n && ix[i].id < id)
+			i++;
+		/* every place that asked for this id (an id asked twice) */
+		for (; i < n && ix[i].id == id; i++) {
+			struct store_run_facts *f = &v[ix[i].at];
+			int k = 0;
+
+			f->id = sqlite3_column_int64(st, k++);
+			f->session_id = sqlite3_column_int64(st, k++);
+			f->environment_id = sqlite3_column_int64(st, k++);
+			f->target = col_text(st, k++);
+			f->variant = col_text(st, k++);
+			f->role = col_text(st, k++);
+			f->runtime = col_text(st, k++);
+			f->model = col_text(st, k++);
+			f->model_label = col_text(st, k++);
+			f->model_sha256 = col_text(st, k++);
+			f->model_file = col_text(st, k++);
+			f->started_at = col_text(st, k++);
+			f->status = col_text(st, k++);
+			f->verification = col_text(st, k++);
 		}
-		if (rc != SQLITE_ROW)
-			break;
-		k = 0;
-		f->id = sqlite3_column_int64(st, k++);
-		f->session_id = sqlite3_column_int64(st, k++);
-		f->environment_id = sqlite3_column_int64(st, k++);
-		f->target = col_text(st, k++);
-		f->variant = col_text(st, k++);
-		f->role = col_text(st, k++);
-		f->runtime = col_text(st, k++);
-		f->model = col_text(st, k++);
-		f->model_label = col_text(st, k++);
-		f->model_sha256 = col_text(st, k++);
-		f->model_file = col_text(st, k++);
-		f->started_at = col_text(st, k++);
-		f->status = col_text(st, k++);
-		f->verification = col_text(st, k++);
-		rc = SQLITE_DONE;
 	}
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		store_run_facts_free(v, i);
+	for (i = 0; i < n; i++)
+		if (!v[i].target)
+			facts_empty(&v[i]);
+	free(ix);
+	if (n && rc != SQLITE_DONE) {
+		store_run_facts_free(v, n);
 		return db_error(s, "read run facts");
 	}
 	*out = v;

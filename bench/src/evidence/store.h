@@ -51,6 +51,14 @@ int store_schema_version(struct store *s);
  * sticky error count); outside one, every public function starts clean.
  */
 int store_begin(struct store *s);
+/*
+ * A read transaction: every query until store_read_end() sees one
+ * snapshot of the store (a concurrent import is either all there or not
+ * at all), and SQLite takes its shared lock once instead of per
+ * statement. Nothing happens inside a transaction already open.
+ */
+int store_read_begin(struct store *s);
+void store_read_end(struct store *s);
 int store_commit(struct store *s);
 void store_rollback(struct store *s);
 
@@ -213,8 +221,10 @@ struct store_result {
 };
 /*
  * Rows ordered by session, run seq, result idx, with their samples (two
- * statements in all, whatever the number of rows). 0; -1 after error();
- * -2 after error() when a selection key is unknown.
+ * statements in all, whatever the number of rows). The rows' strings are
+ * the store's (one copy of each distinct value): valid until
+ * store_close(), never freed by the caller; ts is the row's.
+ * 0; -1 after error(); -2 after error() when a selection key is unknown.
  */
 int store_query_results(struct store *s, const struct selection *sel,
 			struct store_result **out, size_t *n);

@@ -449,7 +449,63 @@ test_boot_draw(void)
 	CHECK(bad == 0);
 }
 
+/*
+ * Many processes: the bootstrap draws CMP_BOOT_KMAX of them and scales
+ * (m out of n). Its standard error must match the spread of the log
+ * ratio over independent data sets, never understate it.
+ */
+static void
+m_out_of_n_side(struct cmp_side *s, struct rng *g, int k)
+{
+	double x[10];
+	int p, j;
+
+	memset(s, 0, sizeof(*s));
+	for (p = 0; p < k; p++) {
+		double pe = exp(0.02 * rng_normal(g));
+
+		for (j = 0; j < 10; j++)
+			x[j] = 100 * pe * exp(0.01 * rng_normal(g));
+		cmp_side_add(s, p + 1, x, 10);
+	}
+}
+
+static void
+test_m_out_of_n(void)
+{
+	struct rng g;
+	double sse = 0, sl = 0, sl2 = 0, sd;
+	int t, cover = 0, trials = 40, k = 4 * CMP_BOOT_KMAX;
+
+	rng_seed(&g, 11);
+	for (t = 0; t < trials; t++) {
+		struct cmp_side a, b;
+		struct cmp_opts o = CMP_OPTS_INIT;
+		struct cmp_result r;
+		double l;
+
+		m_out_of_n_side(&a, &g, k);
+		m_out_of_n_side(&b, &g, k);
+		o.boot = 200;
+		o.seed = (uint64_t)t + 1;
+		CHECK(cmp_compute(&a, &b, &o, &r) == 0);
+		cover += r.ci_lo <= 1 && r.ci_hi >= 1;
+		sse += r.se;
+		l = log(r.ratio);
+		sl += l;
+		sl2 += l * l;
+		cmp_side_release(&a);
+		cmp_side_release(&b);
+	}
+	sd = sqrt(sl2 / trials - (sl / trials) * (sl / trials));
+	printf("  %d processes a side: mean se %.5f, sd of log ratio %.5f, "
+	       "CI covers 1 in %d of %d\n", k, sse / trials, sd, cover, trials);
+	CHECK(sse / trials > 0.8 * sd && sse / trials < 1.5 * sd);
+	CHECK(cover >= trials * 85 / 100);
+}
+
 static const struct test_case tests[] = {
+	{ "bootstrap of many processes: m out of n", test_m_out_of_n },
 	{ "normal cdf and quantile", test_normal },
 	{ "mann-whitney u", test_mwu },
 	{ "mann-whitney u: never 0", test_mwu_never_zero },
