@@ -293,7 +293,12 @@ gate_simulate(const struct workload_group *g, double slowdown,
 	t.kind = GATE_TRIAL_RESAMPLED;
 	t.base = &g->side;
 	t.trials = o->trials;
-	t.between_cv = -1;
+	/* each simulated process is a copy of one stored process: with
+	 * several, they differ by the stored processes' own effect, which a
+	 * K = 1 comparison must be told (uncalibrated it would assume only
+	 * the within-process CV: 10 % A/A false alarms on the OS-update
+	 * pair's pp128) */
+	t.between_cv = c->between_cv > 0 ? c->between_cv : -1;
 	t.threshold = o->threshold;
 	t.alpha = o->alpha;
 	rng_seed(&rg, o->seed);
