@@ -143,22 +143,37 @@ bench_qsort(long n)
 static int
 bench_history(long n)
 {
-	double *x = malloc((size_t)n * sizeof(double)), t0, t1;
+	/* history's test: sessions of 3 processes of 10 samples */
+	size_t k = 3, r = 10, nc = 0, i, j;
+	double *x = malloc((size_t)n * k * r * sizeof(double)), t0, t1;
+	size_t *plen = malloc((size_t)n * k * sizeof(size_t));
+	struct cp_session *ss = calloc((size_t)n, sizeof(*ss));
 	struct cp_change *c = NULL;
-	size_t nc = 0, i;
 	struct rng g;
 
 	rng_seed(&g, 1);
-	for (i = 0; i < (size_t)n; i++)
-		x[i] = (i < (size_t)n / 2 ? 100 : i < (size_t)n * 3 / 4 ? 90 : 99) *
-		       (1 + 0.01 * rng_normal(&g));
+	for (i = 0; i < (size_t)n; i++) {
+		double level = i < (size_t)n / 2 ? 100 :
+			       i < (size_t)n * 3 / 4 ? 90 : 99;
+
+		for (j = 0; j < k * r; j++)
+			x[i * k * r + j] = level * (1 + 0.01 * rng_normal(&g));
+		for (j = 0; j < k; j++)
+			plen[i * k + j] = r;
+		ss[i].x = x + i * k * r;
+		ss[i].n = k * r;
+		ss[i].plen = plen + i * k;
+		ss[i].nproc = k;
+	}
 	t0 = now();
-	cp_edivisive(x, (size_t)n, 1, 0.05, 999, 1, &c, &nc);
+	cp_sessions(ss, (size_t)n, 0.05, &c, &nc);
 	t1 = now();
+	free(ss);
+	free(plen);
 	printf("job=history sessions=%ld seconds=%.3f peak_rss_kb=%ld "
 	       "changes=%zu", n, t1 - t0, peak_rss_kb(), nc);
 	for (i = 0; i < nc; i++)
-		printf("%s%zu", i ? "," : " at=", c[i].index);
+		printf("%s%zu(p %.3g)", i ? "," : " at=", c[i].index, c[i].p);
 	printf("\n");
 	free(c);
 	free(x);

@@ -151,11 +151,11 @@ echo
 	for d in s*/; do set -- "$@" "${d%/}"; done &&
 	"$bin" --db h.db --quiet import "$@" >/dev/null)
 l=$(best seconds "$tmp/driver" history 1000)
-echo "| job (one series of 1,000 sessions, 999 permutations) | seconds | CPU seconds | peak RSS | / sort -g | found |"
+echo "| job (one series of 1,000 sessions) | seconds | CPU seconds | peak RSS | / sort -g | found |"
 echo "|---|---:|---:|---:|---:|---|"
-echo "| library: change points of 1,000 medians (steps at 500, 750) | $(field "$l" seconds) | | $(($(field "$l" peak_rss_kb) / 1024)) MB | $(ratio "$(field "$l" seconds)" "$sort_t" 2) | $(field "$l" at) |"
+echo "| library: change points of 1,000 sessions of 3 processes (steps at 500, 750) | $(field "$l" seconds) | | $(($(field "$l" peak_rss_kb) / 1024)) MB | $(ratio "$(field "$l" seconds)" "$sort_t" 2) | $(field "$l" at) |"
 set -- $(gtime "$bin" --db "$tmp/hist/h.db" history)
-found=$("$bin" --db "$tmp/hist/h.db" history --format csv | awk -F, 'NR > 1 && $7 ~ /^change/ { print "session " $2 }' | paste -sd, -)
+found=$("$bin" --db "$tmp/hist/h.db" history --format csv | awk -F, 'NR > 1 && $8 ~ /^change/ { print "session " $2 }' | paste -sd, -)
 echo "| shimbench history, store of 1,000 sessions (5 % step at 701) | $1 | $3 | $(($2 / 1024)) MB | $(ratio "$1" "$sort_t" 2) | $found |"
 echo
 echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
