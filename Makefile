@@ -82,6 +82,7 @@ CMD_OBJS += cmd/run.o
 CMD_OBJS += cmd/export.o
 CMD_OBJS += cmd/sessions.o
 CMD_OBJS += cmd/import.o
+CMD_OBJS += cmd/inspect.o
 CMD_OBJS += cmd/report.o
 CMD_OBJS += cmd/compare.o
 CMD_OBJS += cmd/gate.o

@@ -17,6 +17,7 @@ static const struct command *const commands[] = {
 	&cmd_export,
 	&cmd_sessions,
 	&cmd_import,
+	&cmd_inspect,
 	&cmd_report,
 	&cmd_compare,
 	&cmd_gate,

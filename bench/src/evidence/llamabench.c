@@ -867,12 +867,28 @@ finish(struct lb_output *out, int block)
 	find_unknown(out);
 }
 
+/*
+ * Whether the text after a leading '[' is a JSON array as llama-bench
+ * starts one ("[\n", then "  {"), or could only be read as one: then it
+ * is parsed strictly. A line such as "[LumeMetalCapabilities] …" or
+ * "[SYCL] …" is a log line, read with the other text formats.
+ */
+static int
+json_array_start(const char *p, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
+		i++;
+	return i == len || (p[i] && strchr("\n{[]", p[i]) != NULL);
+}
+
 int
 lb_parse(const char *data, size_t len, const char *name,
 	 struct lb_output *out)
 {
 	size_t i = 0;
-	int rc;
+	int rc, strict = 1;
 
 	memset(out, 0, sizeof(*out));
 	only_space(data, len, &i);
@@ -882,14 +898,14 @@ lb_parse(const char *data, size_t len, const char *name,
 		out->generation = xstrdup("");
 		return 0;
 	}
-	if (data[i] == '[')
+	if (data[i] == '[' && json_array_start(data + i + 1, len - i - 1))
 		rc = parse_json(data, len, i, name, out);
 	else if (data[i] == '{')
 		rc = parse_jsonl(data, len, i, name, out);
 	else
-		rc = lb_parse_text(data, len, name, out);
+		rc = lb_parse_text(data, len, name, out), strict = 0;
 	if (rc == 0)
-		finish(out, data[i] == '[' || data[i] == '{');
+		finish(out, strict);
 	return rc;
 }
 

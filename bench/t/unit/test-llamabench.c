@@ -762,6 +762,10 @@ test_log_only(void)
 	CHECK(parse_named(fine, sizeof(fine) - 1, &o) == 0);
 	CHECK(o.n == 0 && !o.incomplete && o.log_lines == 2);
 	lb_output_release(&o);
+	/* a log that starts with '[' is not a JSON array */
+	CHECK(parse_file("bench/t/fixtures/shim-marker.stderr", &o) == 0);
+	CHECK_STR(o.format, "log");
+	lb_output_release(&o);
 }
 
 static void
