@@ -50,6 +50,7 @@ LIB_OBJS += evidence/bundle.o
 LIB_OBJS += evidence/hashcache.o
 LIB_OBJS += evidence/llamabench.o
 LIB_OBJS += evidence/lbformats.o
+LIB_OBJS += evidence/lbsql.o
 LIB_OBJS += evidence/mlxlm.o
 LIB_OBJS += evidence/caps.o
 LIB_OBJS += evidence/fingerprint.o
