@@ -85,7 +85,11 @@ clean_line(struct scan *s, const char *p, size_t n, int first)
 	size_t i = 0, q;
 	size_t start = s->text.len;
 
-	s->lines = xrealloc(s->lines, (s->nlines + 1) * sizeof(*s->lines));
+	/* capacity doubles: a text of n lines costs n, not n² */
+	if (s->nlines == 0 || (s->nlines >= 8 &&
+			       !(s->nlines & (s->nlines - 1))))
+		s->lines = xrealloc(s->lines, (s->nlines ? 2 * s->nlines : 8) *
+				    sizeof(*s->lines));
 	l = &s->lines[s->nlines++];
 	memset(l, 0, sizeof(*l));
 	if (first && n >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))

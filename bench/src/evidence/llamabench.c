@@ -416,7 +416,10 @@ void
 lb_rows_push(struct lb_output *out, struct lb_row *r)
 {
 	r->config = -1;
-	out->rows = xrealloc(out->rows, (out->n + 1) * sizeof(*r));
+	/* capacity doubles (at 8, 16, 32, …): n rows cost n, not n² */
+	if (out->n == 0 || (out->n >= 8 && !(out->n & (out->n - 1))))
+		out->rows = xrealloc(out->rows, (out->n ? 2 * out->n : 8) *
+				     sizeof(*r));
 	out->rows[out->n++] = *r;
 	memset(r, 0, sizeof(*r));
 }
