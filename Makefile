@@ -1,8 +1,10 @@
 # shimbench: one top-level Makefile.
-#   make            build build/shimbench (installs missing deps first)
+#   make            build build/shimbench (only builds: packages are
+#                   installed by make deps, which demo and check call)
 #   make check      build and run every test (unit + end-to-end)
 #   make demo       the main job on the built-in default
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   the binary, its data files, and links
+#                   to the provisioned llama-bench (see install.sh)
 #   make SANITIZE=address,undefined check   sanitizer build
 CC ?= cc
 PREFIX ?= /usr/local
@@ -42,6 +44,7 @@ LIB_OBJS += models/hash.o
 LIB_OBJS += models/gguf.o
 LIB_OBJS += models/synth.o
 LIB_OBJS += models/manifest.o
+LIB_OBJS += models/fetch.o
 # evidence: the store, bundles, parsers of what llama-bench and MLX-LM print
 LIB_OBJS += evidence/store.o
 LIB_OBJS += evidence/runrec.o
@@ -72,6 +75,7 @@ LIB_OBJS += analysis/gate.o
 LIB_OBJS += analysis/changepoint.o
 LIB_OBJS += analysis/report.o
 LIB_OBJS += analysis/render.o
+LIB_OBJS += analysis/provenance.o
 LIB_OBJS += analysis/plot.o
 LIB_OBJS += analysis/html.o
 LIB_OBJS += analysis/published.o
@@ -110,7 +114,7 @@ HELPER_LIBS := $(patsubst bench/t/helpers/%.c,$(BUILD)/t/helpers/%.so,$(HELPER_L
 
 .PHONY: all deps check test demo install clean llama-bench shim shim-verify
 
-all: deps $(BIN)
+all: $(BIN)
 
 deps:
 	@sh bench/scripts/deps.sh
@@ -152,11 +156,7 @@ demo: deps llama-bench $(BIN)
 	@sh bench/scripts/demo.sh
 
 install: $(BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/shimbench
-	install -d $(DESTDIR)$(PREFIX)/share/shimbench
-	install -m 644 models/manifest.json evidence/published/figures.json \
-		$(DESTDIR)$(PREFIX)/share/shimbench/
+	@BIN=$(BIN) sh bench/scripts/install.sh "$(DESTDIR)" "$(PREFIX)"
 
 clean:
 	rm -rf build build-san

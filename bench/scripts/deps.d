@@ -17,3 +17,5 @@ c:chromium                chromium              -
 # remote targets: the ssh transport's tests run a real sshd on loopback
 c:ssh                     openssh-client        -
 f:/usr/sbin/sshd          openssh-server        -
+# models fetch: curl downloads the manifest's models
+c:curl                    curl                  -

@@ -145,9 +145,11 @@ fi
 
 probe=$out/metal-capabilities
 if "$CLANG" -target arm64-apple-macos13 $cflags -c "$src/lmc_probe.c" -o "$out/lmc_probe.o" &&
+   "$CLANG" -target arm64-apple-macos13 $cflags -c "$src/lmc_config.c" -o "$out/probe-config.o" &&
    "$CLANG" -target arm64-apple-macos13 $cflags -c "$src/metal-capabilities.c" -o "$out/probe-main.o" &&
    "$LD64" -arch arm64 -platform_version macos 13.0 13.0 -execute -e _main \
-	-undefined dynamic_lookup -o "$probe" "$out/probe-main.o" "$out/lmc_probe.o"; then
+	-undefined dynamic_lookup -o "$probe" "$out/probe-main.o" "$out/lmc_probe.o" \
+	"$out/probe-config.o"; then
 	if "$NM" -u "$probe" | grep -Ei "$FORBIDDEN_IMPORTS"; then
 		not_ok "probe imports a clock or time function"
 	else

@@ -8,7 +8,9 @@
  * `exec -a llama-bench`) so the marker line carries that name.
  *
  * With --probe it prints the metal-capabilities JSON for the device on
- * stdout. Everything on stderr comes from the shim itself.
+ * stdout; with --probe-main ARGS... it runs the probe's own main() (the
+ * command line and both output forms) on that device. Everything on
+ * stderr comes from the shim itself.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -17,6 +19,14 @@
 
 #include "fake-metal.h"
 #include "../src/lmc_probe.h"
+
+static id the_device;
+
+static id
+device(void)
+{
+	return the_device;
+}
 
 int
 main(int argc, char **argv)
@@ -33,6 +43,9 @@ main(int argc, char **argv)
 	fake_device_init(dev);
 	for (f = 1021; f > 1000 && !fake_supports(dev, f); f--)
 		;
+	the_device = dev;
+	if (argc > 1 && !strcmp(argv[1], "--probe-main"))
+		return lmc_probe_main(argc - 1, argv + 1, device);
 	if (argc > 1 && !strcmp(argv[1], "--probe"))
 		return lmc_probe_write(stdout, dev, lmc_probe_shim_status()) ?
 			3 : 0;

@@ -735,6 +735,139 @@ test_probe_json(void)
 	run_child(&shim, child_probe);
 }
 
+/* ---- the probe's command line and key=value form ---------------- */
+
+static const struct {
+	const char *argv[4];
+	int rc;
+	unsigned long long family;
+	int given, json;
+	const char *err;
+} probe_args[] = {
+	{ { NULL }, 0, 1009, 0, 0, "" },
+	{ { "1009" }, 0, 1009, 1, 0, "" },
+	{ { "1007" }, 0, 1007, 1, 0, "" },
+	{ { "0x3F1" }, 0, 1009, 1, 0, "" },
+	{ { "5001" }, 0, 5001, 1, 0, "" },
+	{ { "--json" }, 0, 1009, 0, 1, "" },
+	{ { "--json", "1021" }, 0, 1021, 1, 1, "" },
+	{ { "1021", "--json" }, 0, 1021, 1, 1, "" },
+	{ { "--help" }, 1, 1009, 0, 0, "" },
+	{ { "-h" }, 1, 1009, 0, 0, "" },
+	{ { "1009x" }, 2, 0, 0, 0, "invalid family: 1009x\n" },
+	{ { "" }, 2, 0, 0, 0, "invalid family: \n" },
+	{ { "0" }, 2, 0, 0, 0, "invalid family: 0\n" },
+	{ { "100000" }, 2, 0, 0, 0, "invalid family: 100000\n" },
+	{ { "1009", "1010" }, 2, 0, 0, 0, "error: unexpected argument '1010'\n" },
+	{ { "--kv" }, 2, 0, 0, 0, "error: unexpected argument '--kv'\n" },
+	{ { "-1" }, 2, 0, 0, 0, "error: unexpected argument '-1'\n" },
+};
+
+static void
+test_probe_args(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(probe_args); i++) {
+		char *argv[5] = { "metal-capabilities" };
+		char out[1024] = "", err[256] = "";
+		FILE *fo = fmemopen(out, sizeof(out), "w");
+		FILE *fe = fmemopen(err, sizeof(err), "w");
+		struct lmc_probe_args a;
+		int argc = 1, rc;
+
+		while (argc < 4 && probe_args[i].argv[argc - 1]) {
+			argv[argc] = (char *)probe_args[i].argv[argc - 1];
+			argc++;
+		}
+		rc = lmc_probe_parse_args(argc, argv, &a, fo, fe);
+		fclose(fo);
+		fclose(fe);
+		if (rc != probe_args[i].rc || strcmp(err, probe_args[i].err) ||
+		    (rc == 0 && (a.family != probe_args[i].family ||
+				 a.family_given != probe_args[i].given ||
+				 a.json != probe_args[i].json))) {
+			printf("  case %zu ('%s'): rc %d, err '%s'\n", i,
+			       argv[1] ? argv[1] : "", rc, err);
+			CHECK(0);
+		}
+		if (rc == 1)
+			CHECK(strstr(out, "usage: metal-capabilities [--json] "
+				     "[FAMILY]") == out);
+	}
+}
+
+static char probe_kv[1024];
+
+static void
+child_probe_kv(const struct scenario *s)
+{
+	id dev = fake_device_new();
+	FILE *fp = fmemopen(probe_kv, sizeof(probe_kv), "w");
+
+	fake_device_init(dev);
+	CHECK(lmc_probe_write_kv(fp, dev, 1009, lmc_probe_shim_status()) == 0);
+	fclose(fp);
+	if (s->load_shim)
+		CHECK_STR(probe_kv, "device=Apple Paravirtual device\n"
+			  "family=1009\n"
+			  "supports_family=true\n"
+			  "max_threadgroup_memory=65536\n"
+			  "highest_apple_family=1009\n"
+			  "recommended_max_working_set_size=12009275392\n"
+			  "has_unified_memory=true\n"
+			  "shim_loaded=true\n"
+			  "shim_status=installed\n");
+	else
+		CHECK_STR(probe_kv, "device=Apple Paravirtual device\n"
+			  "family=1009\n"
+			  "supports_family=false\n"
+			  "max_threadgroup_memory=32768\n"
+			  "highest_apple_family=1005\n"
+			  "recommended_max_working_set_size=12009275392\n"
+			  "has_unified_memory=true\n"
+			  "shim_loaded=false\n"
+			  "shim_status=\n");
+}
+
+static void
+test_probe_kv(void)
+{
+	struct scenario stock = { FAKE_PRIVATE, "1009", NULL, NULL, 0 };
+	struct scenario shim = { FAKE_PRIVATE, "1009", NULL, NULL, 1 };
+
+	run_child(&stock, child_probe_kv);
+	run_child(&shim, child_probe_kv);
+}
+
+/* --json with a family: the asked family's answer after "device". */
+static void
+child_probe_json_family(const struct scenario *s)
+{
+	id dev = fake_device_new();
+	unsigned long long fam = 1009;
+	FILE *fp = fmemopen(probe_out, sizeof(probe_out), "w");
+	char want[4096];
+
+	fake_device_init(dev);
+	CHECK(lmc_probe_write_json(fp, dev, &fam, lmc_probe_shim_status()) == 0);
+	fclose(fp);
+	snprintf(want, sizeof(want), "%s", probe_shimmed_json());
+	replace1(want, sizeof(want), "\"device\": \"Apple Paravirtual device\",\n",
+		 "\"device\": \"Apple Paravirtual device\",\n"
+		 "  \"family\": 1009,\n  \"supports_family\": true,\n");
+	CHECK_STR(probe_out, want);
+	(void)s;
+}
+
+static void
+test_probe_json_family(void)
+{
+	struct scenario shim = { FAKE_PRIVATE, "1009", NULL, NULL, 1 };
+
+	run_child(&shim, child_probe_json_family);
+}
+
 static const struct test_case tests[] = {
 	{ "parse_u64 strict strtoull(..., 0)", test_parse_u64 },
 	{ "config defaults, answers, banner", test_config_defaults_and_answers },
@@ -751,6 +884,9 @@ static const struct test_case tests[] = {
 	{ "malformed configuration: untouched with one line", test_malformed_configs_untouched },
 	{ "installed once under concurrent first calls", test_concurrent_first_calls },
 	{ "probe JSON on the fake device, stock and shimmed", test_probe_json },
+	{ "probe command line: [--json] [FAMILY] as the published probe", test_probe_args },
+	{ "probe key=value lines, stock and shimmed", test_probe_kv },
+	{ "probe --json with a family answers it first", test_probe_json_family },
 };
 
 TEST_MAIN(tests)

@@ -5,8 +5,10 @@
 #include "base/util.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SQRT2 1.41421356237309504880
 
@@ -380,24 +382,691 @@ cmp_side_cv(const struct cmp_side *s, double *within, double *between)
 }
 
 /*
+ * Bounded draws for the bootstrap, which makes two of them per sample
+ * and side and iteration (4e8 for 100,000 samples per side): uniform in
+ * [0, n) for n < 2^32 by Lemire's multiply-and-shift with rejection
+ * ("Fast random integer generation in an interval", ACM TOMACS 2019),
+ * unbiased like rng_below() but without its two 64-bit divisions, and
+ * two draws from each 64-bit output of the one PRNG.
+ */
+struct draws {
+	struct rng *g;
+	uint64_t bits;
+	int left;
+};
+
+static inline uint32_t
+draw_below(struct draws *d, uint32_t n)
+{
+	for (;;) {
+		uint64_t m;
+		uint32_t x;
+
+		if (!d->left) {
+			d->bits = rng_next(d->g);
+			d->left = 2;
+		}
+		x = (uint32_t)(d->bits >> (32 * --d->left));
+		m = (uint64_t)x * n;
+		if ((uint32_t)m >= n || (uint32_t)m >= (uint32_t)-n % n)
+			return (uint32_t)(m >> 32);
+	}
+}
+
+/*
+ * A side prepared for the bootstrap. A resample is a multiset of the
+ * side's samples: K processes drawn with replacement, each drawn process
+ * with len draws of its samples, times its own factor. Each process's
+ * samples are sorted once; drawing a uniform index into the sorted array
+ * is drawing a uniform sample.
+ *
+ * When every drawn process has the same factor (no process effect to
+ * add, or a single process) the median is read off counts: each sample
+ * has its rank in the side's sorted samples, a draw counts its rank, one
+ * scan finds the middle, the factor multiplies it (rounding is
+ * monotone: the same value as sorting the scaled resample).
+ *
+ * Otherwise, with few drawn processes (up to BOOT_LISTS), each counts
+ * its draws per index (cumulated), and a quickselect over the K scaled
+ * sorted lists finds the middle: pivots placed from a sample of the
+ * draws, a binary search per list per round.
+ *
+ * With many, the resample is built, and while it is drawn, the values in
+ * a window around the medians of the earlier draws are kept apart with
+ * the count of those below it; when the middle falls in the window (it
+ * almost always does), it is selected among those few values, else among
+ * all. The window only saves time.
+ *
+ * Every path gives exactly the median that sorting the scaled resample
+ * would (cmp_boot_check() tests it).
+ */
+#define BOOT_WARMUP 8        /* draws selected in full to place the window */
+#define BOOT_LISTS 1000      /* most processes for the lists */
+#define LISTS_GATHER 2048    /* draws left when they are gathered */
+#define LISTS_SAMPLE 256     /* draws sampled to place two pivots */
+
+enum boot_path { BOOT_COUNT, BOOT_SELECT_LISTS, BOOT_POOL };
+
+struct boot_side {
+	const struct cmp_side *s;
+	double effect;
+	enum boot_path path;
+	int clone;           /* shares xs, off, sorted and rank */
+	size_t n, most;
+	double *xs;          /* each process's samples sorted, at off[p] */
+	size_t *off;
+	double *sorted;      /* counting, several processes: all, ascending */
+	uint32_t *rank;      /* ... and the rank of xs[off[p] + j] */
+	uint32_t *count;     /* counting: draws per rank in one resample */
+	/* lists: per instance its process, factor, index range, counts */
+	size_t *ip, *ilo, *ihi, *icum, *il, *im, *act, *pw;
+	double *ifac;
+	uint32_t *cum;       /* instance i: cum[icum[i] + j], j = 0..len */
+	double *ival;        /* its scaled values: ival[icum[i] + j] */
+	size_t ncum, cap;
+	double *gather, *sample;
+	double *pool, *mid;  /* pool: one resample; its window part */
+	size_t k;            /* the size of the last resample */
+	double f;            /* counting: the factor of the last resample */
+	double lo, hi;       /* the window */
+	double mmin, mmax;   /* the medians seen */
+	int seen;
+};
+
+struct ranked_at { double v; uint32_t at; };
+
+static int
+ranked_at_cmp(const void *a, const void *b)
+{
+	double x = ((const struct ranked_at *)a)->v;
+	double y = ((const struct ranked_at *)b)->v;
+
+	return (x > y) - (x < y);
+}
+
+/* The global ranks of the sorted per-process samples (counting). */
+static void
+boot_side_ranks(struct boot_side *b)
+{
+	struct ranked_at *all = xmalloc((b->n + 1) * sizeof(*all));
+	size_t k;
+
+	for (k = 0; k < b->n; k++)
+		all[k] = (struct ranked_at){ b->xs[k], (uint32_t)k };
+	qsort(all, b->n, sizeof(*all), ranked_at_cmp);
+	b->sorted = xmalloc((b->n + 1) * sizeof(double));
+	b->rank = xmalloc((b->n + 1) * sizeof(uint32_t));
+	for (k = 0; k < b->n; k++) {
+		b->sorted[k] = all[k].v;
+		b->rank[all[k].at] = (uint32_t)k;
+	}
+	free(all);
+}
+
+/* The per-draw buffers of b (data already set). */
+static void
+boot_side_scratch(struct boot_side *b)
+{
+	size_t most = b->s->nproc * b->most + 1;
+
+	size_t np = b->s->nproc + 1;
+
+	if (b->path == BOOT_COUNT) {
+		b->count = xmalloc((b->n + 1) * sizeof(uint32_t));
+	} else if (b->path == BOOT_POOL) {
+		b->pool = xmalloc(most * sizeof(double));
+		b->mid = xmalloc(most * sizeof(double));
+	} else {
+		b->ip = xmalloc(np * sizeof(size_t));
+		b->ilo = xmalloc(np * sizeof(size_t));
+		b->ihi = xmalloc(np * sizeof(size_t));
+		b->icum = xmalloc(np * sizeof(size_t));
+		b->act = xmalloc(np * sizeof(size_t));
+		b->pw = xmalloc((np + 1) * sizeof(size_t));
+		b->il = xmalloc(np * sizeof(size_t));
+		b->im = xmalloc(np * sizeof(size_t));
+		b->ifac = xmalloc(np * sizeof(double));
+		b->cap = b->n + np;
+		b->cum = xmalloc(b->cap * sizeof(uint32_t));
+		b->ival = xmalloc(b->cap * sizeof(double));
+		b->gather = xmalloc(LISTS_GATHER * sizeof(double));
+		b->sample = xmalloc(LISTS_SAMPLE * sizeof(double));
+	}
+}
+
+static void
+boot_side_init(struct boot_side *b, const struct cmp_side *s, double effect)
+{
+	size_t i, k = 0;
+
+	memset(b, 0, sizeof(*b));
+	b->s = s;
+	b->effect = effect;
+	b->n = cmp_side_samples(s);
+	b->xs = xmalloc((b->n + 1) * sizeof(double));
+	b->off = xmalloc((s->nproc + 1) * sizeof(size_t));
+	for (i = 0; i < s->nproc; i++) {
+		b->off[i] = k;
+		memcpy(b->xs + k, s->x[i], s->len[i] * sizeof(double));
+		stats_sort(b->xs + k, s->len[i]);
+		k += s->len[i];
+		if (s->len[i] > b->most)
+			b->most = s->len[i];
+	}
+	b->path = effect <= 0 || s->nproc == 1 ? BOOT_COUNT :
+		  s->nproc <= BOOT_LISTS ? BOOT_SELECT_LISTS : BOOT_POOL;
+	if (b->path == BOOT_COUNT && s->nproc > 1)
+		boot_side_ranks(b);
+	boot_side_scratch(b);
+}
+
+/* A copy of b that shares its data and has buffers of its own. */
+static void
+boot_side_clone(struct boot_side *dst, const struct boot_side *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->s = src->s;
+	dst->effect = src->effect;
+	dst->path = src->path;
+	dst->n = src->n;
+	dst->most = src->most;
+	dst->xs = src->xs;
+	dst->off = src->off;
+	dst->sorted = src->sorted;
+	dst->rank = src->rank;
+	dst->clone = 1;
+	boot_side_scratch(dst);
+}
+
+static void
+boot_side_release(struct boot_side *b)
+{
+	if (!b->clone) {
+		free(b->xs);
+		free(b->off);
+		free(b->sorted);
+		free(b->rank);
+	}
+	free(b->count);
+	free(b->pool);
+	free(b->mid);
+	free(b->ip);
+	free(b->ilo);
+	free(b->ihi);
+	free(b->icum);
+	free(b->act);
+	free(b->pw);
+	free(b->sample);
+	free(b->il);
+	free(b->im);
+	free(b->ifac);
+	free(b->cum);
+	free(b->ival);
+	free(b->gather);
+}
+
+/* The median of a counted resample of k draws, times f. */
+static double
+count_median(const struct boot_side *b, size_t k, double f)
+{
+	size_t lo = (k - 1) / 2, cum = 0, r = 0;
+	double v1, v2;
+
+	const double *sorted = b->sorted ? b->sorted : b->xs;
+
+	while (cum <= lo)
+		cum += b->count[r++];
+	v1 = sorted[r - 1] * f;
+	if (k % 2)
+		return v1;
+	while (cum <= lo + 1)
+		cum += b->count[r++];
+	v2 = sorted[r - 1] * f;
+	return v1 / 2 + v2 / 2;
+}
+
+/*
+ * Instance i: element j of its process's sorted samples, scaled (a copy
+ * laid out like the counts, for locality); the draws of elements before
+ * j; its process's length.
+ */
+#define IVAL(b, i, j) ((b)->ival[(b)->icum[i] + (j)])
+#define ICUM(b, i, j) ((b)->cum[(b)->icum[i] + (j)])
+#define ILEN(b, i) ((b)->s->len[(b)->ip[i]])
+
+/* First index in [lo, hi) of instance i whose value is > v (gt) or >= v. */
+static size_t
+ibound(const struct boot_side *b, size_t i, size_t lo, size_t hi, double v,
+       int gt)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		double x = IVAL(b, i, mid);
+
+		if (gt ? x <= v : x < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * A uniformly random draw of the active ranges, whose draws before
+ * active instance a are pw[a]: its value.
+ */
+static double
+lists_sample(const struct boot_side *b, size_t nact, size_t w,
+	     struct draws *d)
+{
+	size_t r = draw_below(d, (uint32_t)w), lo = 0, hi = nact, i, j;
+
+	while (lo + 1 < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->pw[mid] <= r)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	i = b->act[lo];
+	r = r - b->pw[lo] + ICUM(b, i, b->ilo[i]);
+	lo = b->ilo[i];
+	hi = b->ihi[i];
+	while (lo + 1 < hi) {      /* the j with cum[j] <= r < cum[j + 1] */
+		j = lo + (hi - lo) / 2;
+		if (ICUM(b, i, j) <= r)
+			lo = j;
+		else
+			hi = j;
+	}
+	return IVAL(b, i, lo);
+}
+
+/*
+ * One round: splits the active ranges into values below lo_v, in
+ * [lo_v, hi_v] and above hi_v, and keeps the part holding position t
+ * (t and w follow). 1 when position t is found (lo_v == hi_v and t in
+ * the middle: *v), 0 otherwise.
+ */
+static int
+lists_round(struct boot_side *b, size_t *nact, size_t *w, size_t *t,
+	    double lo_v, double hi_v, double *v)
+{
+	size_t a, k, below = 0, mid = 0;
+	int part;
+
+	for (a = 0; a < *nact; a++) {
+		size_t i = b->act[a];
+
+		b->il[i] = ibound(b, i, b->ilo[i], b->ihi[i], lo_v, 0);
+		b->im[i] = ibound(b, i, b->il[i], b->ihi[i], hi_v, 1);
+		below += ICUM(b, i, b->il[i]) - ICUM(b, i, b->ilo[i]);
+		mid += ICUM(b, i, b->im[i]) - ICUM(b, i, b->il[i]);
+	}
+	part = *t < below ? 0 : *t < below + mid ? 1 : 2;
+	if (part == 1 && lo_v == hi_v) {
+		*v = lo_v;
+		return 1;
+	}
+	*w = part == 0 ? below : part == 1 ? mid : *w - below - mid;
+	*t -= part == 0 ? 0 : part == 1 ? below : below + mid;
+	for (a = k = 0; a < *nact; a++) {
+		size_t i = b->act[a];
+
+		if (part == 0)
+			b->ihi[i] = b->il[i];
+		else if (part == 1) {
+			b->ilo[i] = b->il[i];
+			b->ihi[i] = b->im[i];
+		} else
+			b->ilo[i] = b->im[i];
+		if (ICUM(b, i, b->ihi[i]) > ICUM(b, i, b->ilo[i]))
+			b->act[k++] = i;        /* keep the non-empty */
+	}
+	*nact = k;
+	return 0;
+}
+
+/*
+ * The value at position t (0-based) of the w draws of the nin
+ * instances: a selection over their scaled sorted lists. Each round
+ * places two pivots around the expected rank from a sample of the draws
+ * (after Floyd and Rivest), then keeps the part holding t; a round that
+ * keeps everything splits at one pivot instead. The last few draws are
+ * gathered and selected.
+ */
+static double
+lists_select(struct boot_side *b, size_t nin, size_t w, size_t t,
+	     struct draws *d)
+{
+	size_t nact = nin, a, k = 0, j, c;
+	double v;
+
+	for (a = 0; a < nin; a++)
+		b->act[a] = a;
+	while (w > LISTS_GATHER) {
+		size_t before = w, q;
+
+		for (a = 0, b->pw[0] = 0; a < nact; a++)
+			b->pw[a + 1] = b->pw[a] +
+				ICUM(b, b->act[a], b->ihi[b->act[a]]) -
+				ICUM(b, b->act[a], b->ilo[b->act[a]]);
+		for (a = 0; a < LISTS_SAMPLE; a++)
+			b->sample[a] = lists_sample(b, nact, w, d);
+		stats_sort(b->sample, LISTS_SAMPLE);
+		q = (size_t)((double)t / (double)w * LISTS_SAMPLE);
+		q = q < LISTS_SAMPLE ? q : LISTS_SAMPLE - 1;
+		if (lists_round(b, &nact, &w, &t,
+				b->sample[q > 32 ? q - 32 : 0],
+				b->sample[q + 32 < LISTS_SAMPLE ? q + 32 :
+					  LISTS_SAMPLE - 1], &v))
+			return v;
+		if (w == before &&
+		    lists_round(b, &nact, &w, &t, b->sample[q], b->sample[q], &v))
+			return v;
+	}
+	for (a = 0; a < nact; a++) {
+		size_t i = b->act[a];
+
+		for (j = b->ilo[i]; j < b->ihi[i]; j++)
+			for (c = ICUM(b, i, j + 1) - ICUM(b, i, j); c; c--)
+				b->gather[k++] = IVAL(b, i, j);
+	}
+	return stats_select(b->gather, w, t);
+}
+
+/*
+ * The value at position t + 1 when position t holds v: v again when
+ * more than t + 1 draws are <= v, else the smallest draw above v.
+ */
+static double
+lists_next(const struct boot_side *b, size_t nin, size_t t, double v)
+{
+	size_t i, le = 0;
+	double next = INFINITY;
+
+	for (i = 0; i < nin; i++) {
+		size_t n = ILEN(b, i), j = ibound(b, i, 0, n, v, 1);
+
+		le += ICUM(b, i, j);
+		while (j < n && ICUM(b, i, j + 1) == ICUM(b, i, j))
+			j++;
+		if (j < n && IVAL(b, i, j) < next)
+			next = IVAL(b, i, j);
+	}
+	return le > t + 1 ? v : next;
+}
+
+/* Instance i of a resample: len draws of process p, scaled by f. */
+static void
+lists_add(struct boot_side *b, size_t i, size_t p, double f, struct draws *d)
+{
+	uint32_t len = (uint32_t)b->s->len[p], j;
+	const double *x = b->xs + b->off[p];
+	uint32_t *cum;
+	double *val;
+
+	if (b->ncum + len + 1 > b->cap) {
+		b->cap = 2 * (b->ncum + len + 1);
+		b->cum = xrealloc(b->cum, b->cap * sizeof(uint32_t));
+		b->ival = xrealloc(b->ival, b->cap * sizeof(double));
+	}
+	b->ip[i] = p;
+	b->ifac[i] = f;
+	b->icum[i] = b->ncum;
+	b->ilo[i] = 0;
+	b->ihi[i] = len;
+	cum = b->cum + b->ncum;
+	val = b->ival + b->ncum;
+	memset(cum, 0, (len + 1) * sizeof(uint32_t));
+	for (j = 0; j < len; j++)
+		cum[1 + draw_below(d, len)]++;
+	for (j = 0; j < len; j++) {
+		cum[j + 1] += cum[j];
+		val[j] = x[j] * f;
+	}
+	b->ncum += len + 1;
+}
+
+/*
+ * The median of the resample in b->pool[0..k): within the window when
+ * it holds the middle (below of the values lie under it, m in it), else
+ * of the whole resample. Then the window follows the medians seen.
+ */
+static double
+pool_median(struct boot_side *b, size_t k, size_t below, size_t m)
+{
+	size_t t = (k - 1) / 2, i;
+	double v1, v2, med, span;
+
+	if (b->seen >= BOOT_WARMUP && below <= t && t + 1 - k % 2 < below + m) {
+		v1 = stats_select(b->mid, m, t - below);
+		v2 = v1;
+		if (k % 2 == 0)
+			for (i = t - below + 1, v2 = INFINITY; i < m; i++)
+				v2 = b->mid[i] < v2 ? b->mid[i] : v2;
+		med = k % 2 ? v1 : v1 / 2 + v2 / 2;
+	} else {
+		memcpy(b->mid, b->pool, k * sizeof(double));
+		med = stats_median_inplace(b->mid, k);
+	}
+	if (!b->seen || med < b->mmin)
+		b->mmin = med;
+	if (!b->seen || med > b->mmax)
+		b->mmax = med;
+	b->seen++;
+	span = b->mmax - b->mmin;
+	b->lo = b->mmin - span;
+	b->hi = b->mmax + span;
+	return med;
+}
+
+/*
  * One bootstrap draw of a side's median: processes with replacement,
  * then samples within each; every drawn process is scaled by
  * exp(N(0, effect)) for the process effect the data cannot show.
  */
 static double
-boot_median(const struct cmp_side *s, struct rng *g, double effect,
-	    double *pool)
+boot_median(struct boot_side *b, struct draws *d)
 {
-	size_t i, j, k = 0;
+	const struct cmp_side *s = b->s;
+	size_t i, j, k = 0, below = 0, m = 0;
+	double f = 1, v1;
 
+	if (b->path == BOOT_COUNT)
+		memset(b->count, 0, b->n * sizeof(uint32_t));
+	b->ncum = 0;
 	for (i = 0; i < s->nproc; i++) {
-		size_t p = s->nproc > 1 ? rng_below(g, s->nproc) : 0;
-		double f = effect > 0 ? exp(effect * rng_normal(g)) : 1;
+		size_t p = s->nproc > 1 ? rng_below(d->g, s->nproc) : 0;
+		uint32_t len = (uint32_t)s->len[p];
+		const double *x = b->xs + b->off[p];
 
-		for (j = 0; j < s->len[p]; j++)
-			pool[k++] = s->x[p][rng_below(g, s->len[p])] * f;
+		f = b->effect > 0 ? exp(b->effect * rng_normal(d->g)) : 1;
+		if (b->path == BOOT_COUNT && !b->rank) { /* rank = index */
+			for (j = 0; j < len; j++)
+				b->count[draw_below(d, len)]++;
+		} else if (b->path == BOOT_COUNT) {
+			const uint32_t *rank = b->rank + b->off[p];
+
+			for (j = 0; j < len; j++)
+				b->count[rank[draw_below(d, len)]]++;
+		} else if (b->path == BOOT_SELECT_LISTS) {
+			lists_add(b, i, p, f, d);
+		} else {
+			for (j = 0; j < len; j++) {
+				double v = x[draw_below(d, len)] * f;
+
+				b->pool[k + j] = v;
+				if (v < b->lo)
+					below++;
+				else if (v <= b->hi)
+					b->mid[m++] = v;
+			}
+		}
+		k += len;
 	}
-	return stats_median_inplace(pool, k);
+	b->k = k;
+	b->f = f;
+	if (!k)
+		return NAN;
+	if (b->path == BOOT_COUNT)
+		return count_median(b, k, f);
+	if (b->path == BOOT_POOL)
+		return pool_median(b, k, below, m);
+	v1 = lists_select(b, s->nproc, k, (k - 1) / 2, d);
+	if (k % 2)
+		return v1;
+	return v1 / 2 + lists_next(b, s->nproc, (k - 1) / 2, v1) / 2;
+}
+
+/* The resample of the last boot_median() of b, gathered, and its median. */
+static double
+boot_resample_median(const struct boot_side *b, double f)
+{
+	double *all = xmalloc((b->k + 1) * sizeof(double)), m;
+	size_t i, j, k = 0, c;
+
+	if (b->path == BOOT_COUNT) {
+		for (i = 0; i < b->n; i++)     /* one factor for all */
+			for (c = b->count[i]; c; c--)
+				all[k++] = (b->sorted ? b->sorted : b->xs)[i] * f;
+	} else if (b->path == BOOT_POOL) {
+		memcpy(all, b->pool, b->k * sizeof(double));
+		k = b->k;
+	} else {
+		for (i = 0; i < b->s->nproc; i++)
+			for (j = 0; j < ILEN(b, i); j++)
+				for (c = ICUM(b, i, j + 1) - ICUM(b, i, j); c; c--)
+					all[k++] = IVAL(b, i, j);
+	}
+	m = stats_median(all, k);
+	free(all);
+	return m;
+}
+
+int
+cmp_boot_check(const struct cmp_side *s, double effect, uint64_t seed, int n)
+{
+	struct boot_side b;
+	struct rng g;
+	struct draws d;
+	int i, bad = 0;
+
+	boot_side_init(&b, s, effect);
+	rng_seed(&g, seed);
+	d = (struct draws){ &g, 0, 0 };
+	for (i = 0; i < n; i++) {
+		double m = boot_median(&b, &d);
+
+		bad += !(m == boot_resample_median(&b, b.f));
+	}
+	boot_side_release(&b);
+	return bad;
+}
+
+/*
+ * Draw i of the bootstrap has a PRNG stream of its own, seeded from
+ * (seed, i) through splitmix64, so the draws can be shared among threads
+ * and the result does not depend on how many there are.
+ */
+static uint64_t
+draw_seed(uint64_t seed, int i)
+{
+	uint64_t st = seed ^ UINT64_C(0x6a09e667f3bcc909);
+
+	st += (uint64_t)i * UINT64_C(0x9e3779b97f4a7c15);
+	return splitmix64(&st);
+}
+
+struct boot_job {
+	struct boot_side a, b;
+	uint64_t seed;
+	int from, to;
+	double *lr;
+	pthread_t tid;
+	int started;
+};
+
+static void *
+boot_run(void *arg)
+{
+	struct boot_job *j = arg;
+	int i;
+
+	for (i = j->from; i < j->to; i++) {
+		struct rng g;
+		struct draws d = { &g, 0, 0 };
+		double ma, mb;
+
+		rng_seed(&g, draw_seed(j->seed, i));
+		ma = boot_median(&j->a, &d);
+		mb = boot_median(&j->b, &d);
+		j->lr[i] = log(mb / ma);
+	}
+	return NULL;
+}
+
+/* Threads for a bootstrap of nb draws over n samples: 1 when small. */
+static int
+boot_threads(size_t n, int nb)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if ((double)n * nb < 4e6 || cpus < 2)
+		return 1;
+	return cpus > 8 ? 8 : (int)cpus;
+}
+
+/*
+ * The seeded bootstrap of log(median b / median a): its standard error
+ * and 95 % percentile interval into r. Large ones run on several
+ * threads, each with the sides' data shared and buffers of its own.
+ */
+static void
+bootstrap(const struct cmp_side *a, const struct cmp_side *b, double ea,
+	  double eb, uint64_t seed, int nb, struct cmp_result *r)
+{
+	int nt = boot_threads(cmp_side_samples(a) + cmp_side_samples(b), nb);
+	struct boot_job *job = xcalloc((size_t)nt, sizeof(*job));
+	double *lr = xmalloc(nb * sizeof(double)), sum = 0, ss = 0;
+	int i;
+
+	boot_side_init(&job[0].a, a, ea);
+	boot_side_init(&job[0].b, b, eb);
+	for (i = 0; i < nt; i++) {
+		if (i) {
+			boot_side_clone(&job[i].a, &job[0].a);
+			boot_side_clone(&job[i].b, &job[0].b);
+		}
+		job[i].seed = seed;
+		job[i].from = (int)((long)nb * i / nt);
+		job[i].to = (int)((long)nb * (i + 1) / nt);
+		job[i].lr = lr;
+		if (i && pthread_create(&job[i].tid, NULL, boot_run, &job[i]) == 0)
+			job[i].started = 1;
+	}
+	boot_run(&job[0]);
+	for (i = nt - 1; i > 0; i--) {
+		if (job[i].started)
+			pthread_join(job[i].tid, NULL);
+		else
+			boot_run(&job[i]);     /* no thread: here */
+		boot_side_release(&job[i].a);
+		boot_side_release(&job[i].b);
+	}
+	boot_side_release(&job[0].a);
+	boot_side_release(&job[0].b);
+	free(job);
+	for (i = 0; i < nb; i++)
+		sum += lr[i];
+	for (i = 0; i < nb; i++)
+		ss += (lr[i] - sum / nb) * (lr[i] - sum / nb);
+	r->se = sqrt(ss / (nb - 1));
+	stats_sort(lr, nb);
+	r->ci_lo = exp(stats_quantile_sorted(lr, nb, 0.025));
+	r->ci_hi = exp(stats_quantile_sorted(lr, nb, 0.975));
+	free(lr);
 }
 
 static int
@@ -454,10 +1123,9 @@ int
 cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 	    const struct cmp_opts *o, struct cmp_result *r)
 {
-	double *pa, *pb, *lr = NULL;
-	double wa, wb, bta, btb, ea, eb, sum = 0, ss = 0;
-	struct rng g;
-	int i, nb = o->boot > 10 ? o->boot : 10;
+	double *pa, *pb;
+	double wa, wb, bta, btb, ea, eb;
+	int nb = o->boot > 10 ? o->boot : 10;
 
 	memset(r, 0, sizeof(*r));
 	pa = side_pool(a, &r->na);
@@ -499,22 +1167,7 @@ cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 	r->between_cv = 0;
 	ea = side_effect(a, o->between_cv, wa, bta, &r->noise, &r->between_cv);
 	eb = side_effect(b, o->between_cv, wb, btb, &r->noise, &r->between_cv);
-	rng_seed(&g, o->seed);
-	lr = xmalloc(nb * sizeof(double));
-	for (i = 0; i < nb; i++) {
-		double ma = boot_median(a, &g, ea, pa);
-		double mb = boot_median(b, &g, eb, pb);
-
-		lr[i] = log(mb / ma);
-		sum += lr[i];
-	}
-	for (i = 0; i < nb; i++)
-		ss += (lr[i] - sum / nb) * (lr[i] - sum / nb);
-	r->se = sqrt(ss / (nb - 1));
-	stats_sort(lr, nb);
-	r->ci_lo = exp(stats_quantile_sorted(lr, nb, 0.025));
-	r->ci_hi = exp(stats_quantile_sorted(lr, nb, 0.975));
-	free(lr);
+	bootstrap(a, b, ea, eb, o->seed, nb, r);
 	free(pa);
 	free(pb);
 	return 0;

@@ -97,6 +97,14 @@ double cmp_hl_shift(const double *a, size_t na, const double *b, size_t nb);
 /* Pooled within-process CV and the CV of the process medians (log sd);
  * between is corrected for the within part and is -1 with one process. */
 void cmp_side_cv(const struct cmp_side *s, double *within, double *between);
+/*
+ * Runs n successive bootstrap draws of a side's median (process effect
+ * `effect`, PRNG seeded with seed) and counts those whose median differs
+ * from the median of the same resample gathered and sorted: the fast
+ * paths must give 0.
+ */
+int cmp_boot_check(const struct cmp_side *s, double effect, uint64_t seed,
+		   int n);
 double cmp_norm_cdf(double z);
 double cmp_norm_quantile(double p);
 

@@ -333,6 +333,57 @@ gate_store_floor(struct store *s, const struct workload_group *g,
 	return rc;
 }
 
+int
+gate_calibration_run(struct store *s, const char *from, const char *power,
+		     double simulate, const struct gate_calib_opts *o,
+		     struct gate_calibration *out)
+{
+	struct store_result *rows = NULL, *prow = NULL;
+	size_t nrows = 0, np = 0, j;
+	int ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (workload_load(s, from, &rows, &nrows) < 0 ||
+	    (power && workload_load(s, power, &prow, &np) < 0))
+		goto cleanup;
+	workload_groups(rows, nrows, &out->g, &out->n);
+	if (!out->n) {
+		error("nothing matches '%s'", from);
+		goto cleanup;
+	}
+	out->c = xcalloc(out->n, sizeof(*out->c));
+	out->ok = xcalloc(out->n, sizeof(*out->ok));
+	for (j = 0; j < out->n; j++) {
+		struct cmp_side cand = { 0 };
+
+		if (simulate >= 0) {
+			gate_simulate(&out->g[j], simulate, o, &out->c[j]);
+			out->ok[j] = 1;
+			continue;
+		}
+		if (power)
+			workload_side_of(prow, np, out->g[j].model,
+					 out->g[j].test, &cand);
+		out->ok[j] = gate_calibrate(&out->g[j], power ? &cand : NULL,
+					    o, &out->c[j]) == 0;
+		cmp_side_release(&cand);
+	}
+	ret = 0;
+cleanup:
+	store_results_free(rows, nrows);
+	store_results_free(prow, np);
+	return ret;
+}
+
+void
+gate_calibration_release(struct gate_calibration *c)
+{
+	workload_groups_free(c->g, c->n);
+	free(c->c);
+	free(c->ok);
+	memset(c, 0, sizeof(*c));
+}
+
 /* ---- the gate over a store ---- */
 
 static double

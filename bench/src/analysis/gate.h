@@ -126,6 +126,26 @@ void gate_simulate(const struct workload_group *g, double slowdown,
 int gate_store_floor(struct store *s, const struct workload_group *g,
 		     const struct gate_calib *c, const struct gate_calib_opts *o);
 
+/*
+ * calibrate: the groups of A/A processes of selection from, each
+ * calibrated, or, with simulate >= 0, simulated with that slowdown;
+ * with power (a selection, or NULL), power trials against its processes
+ * of the same model and test. ok[i] is 0 for a group that could not be
+ * calibrated (error() said why: fewer than 3 processes). Returns 0; -1
+ * after error() when the store fails or nothing matches. Release with
+ * gate_calibration_release() whatever the return.
+ */
+struct gate_calibration {
+	struct workload_group *g;
+	struct gate_calib *c;
+	int *ok;
+	size_t n;
+};
+int gate_calibration_run(struct store *s, const char *from, const char *power,
+			 double simulate, const struct gate_calib_opts *o,
+			 struct gate_calibration *out);
+void gate_calibration_release(struct gate_calibration *c);
+
 /* A tolerated slowdown for one test ("pp512") or kind of test ("tg"). */
 struct gate_threshold {
 	char *metric;

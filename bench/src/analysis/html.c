@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/html.h"
 #include "analysis/plot.h"
+#include "analysis/provenance.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
 #include "base/util.h"
@@ -9,17 +10,89 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *const chart_titles[] = {
+	"Throughput per role",
+	"Guest speedup with its 95 % interval",
+	"Percent of bare metal with 95 % intervals",
+};
+
 /*
- * A self-contained HTML page: the tables, and the charts as inline SVG
- * when gnuplot is installed (a note says so when it is not).
+ * One chart: the SVG inline under a heading, or a note. Returns 1 when
+ * drawn, 0 when there was nothing to draw or it failed, -2 when gnuplot
+ * is missing.
  */
+static int
+chart(struct buf *out, const char *id, const char *title, int rc,
+      const struct buf *svg)
+{
+	const char *start = strstr(svg->buf, "<svg");
+
+	if (rc == -2)
+		return -2;
+	if (rc == 0 && start) {
+		buf_adds(out, "<div class=\"chart\" id=\"chart-");
+		html_escape(out, id);
+		buf_adds(out, "\">\n<h3>");
+		html_escape(out, title);
+		buf_adds(out, "</h3>\n");
+		buf_adds(out, start);
+		buf_adds(out, "</div>\n");
+		return 1;
+	}
+	if (rc < 0) {
+		buf_adds(out, "<p class=\"note\">A chart failed (");
+		html_escape(out, title);
+		buf_adds(out, "): ");
+		html_escape(out, error_last());
+		buf_adds(out, "</p>\n");
+	}
+	return 0;
+}
+
+/* The charts; the number drawn, -2 when gnuplot is missing. */
+static int
+charts(const struct report *r, const struct plot_histories *h,
+       struct buf *out)
+{
+	size_t c;
+	int n = 0, rc;
+
+	for (c = 0; plot_charts[c]; c++) {
+		struct buf svg = BUF_INIT;
+
+		rc = plot_chart(r, plot_charts[c], "svg", &svg);
+		rc = chart(out, plot_charts[c], c < ARRAY_SIZE(chart_titles) ?
+			   chart_titles[c] : plot_charts[c], rc, &svg);
+		buf_release(&svg);
+		if (rc == -2)
+			return -2;
+		n += rc;
+	}
+	for (c = 0; h && c < h->n; c++) {
+		struct buf svg = BUF_INIT;
+		char id[48], *title;
+
+		snprintf(id, sizeof(id), "history-%zu", c + 1);
+		title = xstrfmt("History: %s", h->c[c].title);
+		rc = plot_histories_draw(h, c, "svg", &svg);
+		rc = chart(out, id, title, rc, &svg);
+		free(title);
+		buf_release(&svg);
+		if (rc == -2)
+			return -2;
+		n += rc;
+	}
+	return n;
+}
+
 int
-html_report(const struct report *r, struct buf *out)
+html_report(const struct report *r, const struct plot_histories *h,
+	    struct buf *out)
 {
 	struct table t;
 	char now[21];
-	size_t i, c;
-	int charts = 0;
+	size_t i;
+	int n;
 
 	utc_now(now);
 	buf_adds(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
@@ -30,11 +103,26 @@ html_report(const struct report *r, struct buf *out)
 		 "th{background:#eee}\ntd.num{text-align:right;"
 		 "font-variant-numeric:tabular-nums}\n"
 		 ".note{color:#555}\n.chart svg{max-width:100%;height:auto}\n"
+		 ".warnings{background:#fff3cd;border:1px solid #c9a227;"
+		 "padding:0.5em 2em}\n"
+		 ".provenance td{overflow-wrap:anywhere}\n"
 		 "</style>\n</head>\n<body>\n<h1>shimbench report</h1>\n");
 	buf_addf(out, "<p class=\"note\">Generated %s by shimbench %s. ",
 		 now, SHIMBENCH_VERSION);
 	html_escape(out, report_values_note);
-	buf_adds(out, "</p>\n<h2>Speedup and percent of bare metal</h2>\n");
+	buf_adds(out, " Who and what was measured: <a href=\"#provenance\">"
+		 "provenance</a>.</p>\n");
+	/* what the numbers must not be read without, before the numbers */
+	if (r->prov && r->prov->nwarnings) {
+		buf_adds(out, "<ul class=\"warnings\" id=\"warnings\">\n");
+		for (i = 0; i < r->prov->nwarnings; i++) {
+			buf_adds(out, "<li><strong>Warning:</strong> ");
+			html_escape(out, r->prov->warnings[i]);
+			buf_adds(out, "</li>\n");
+		}
+		buf_adds(out, "</ul>\n");
+	}
+	buf_adds(out, "<h2>Speedup and percent of bare metal</h2>\n");
 	report_headline_table(r, &t);
 	if (t.nrows)
 		table_render_html(&t, out);
@@ -42,32 +130,15 @@ html_report(const struct report *r, struct buf *out)
 		buf_adds(out, "<p>No bare-metal, stock or shim runs selected.</p>\n");
 	table_release(&t);
 	buf_adds(out, "<h2>Charts</h2>\n");
-	for (c = 0; plot_charts[c]; c++) {
-		struct buf svg = BUF_INIT;
-		int rc = plot_chart(r, plot_charts[c], "svg", &svg);
-		const char *start = strstr(svg.buf, "<svg");
-
-		if (rc == -2) {
-			buf_adds(out, "<p class=\"note\">Charts need gnuplot, "
-				 "which is not installed.</p>\n");
-			buf_release(&svg);
-			break;
-		}
-		if (rc == 0 && start) {
-			buf_addf(out, "<div class=\"chart\" id=\"chart-%s\">\n",
-				 plot_charts[c]);
-			buf_adds(out, start);
-			buf_adds(out, "</div>\n");
-			charts++;
-		} else if (rc < 0) {
-			buf_adds(out, "<p class=\"note\">A chart failed: ");
-			html_escape(out, error_last());
-			buf_adds(out, "</p>\n");
-		}
-		buf_release(&svg);
-	}
-	if (!charts)
+	n = charts(r, h, out);
+	if (n == -2)
+		buf_adds(out, "<p class=\"note\">Charts need gnuplot, which is "
+			 "not installed.</p>\n");
+	else if (n == 0)
 		buf_adds(out, "<p class=\"note\">Nothing to chart.</p>\n");
+	if (n >= 0 && h && !h->n)
+		buf_adds(out, "<p class=\"note\">No history chart: no workload "
+			 "was measured in two sessions or more.</p>\n");
 	report_others_table(r, &t);
 	if (t.nrows) {
 		buf_adds(out, "<h2>Other variants</h2>\n");
@@ -88,7 +159,7 @@ html_report(const struct report *r, struct buf *out)
 		}
 		buf_adds(out, "</ul>\n");
 	}
+	provenance_render_html(r->prov, NULL, "provenance", out);
 	buf_adds(out, "</body>\n</html>\n");
 	return 0;
 }
-

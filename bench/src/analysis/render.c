@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/render.h"
+#include "analysis/provenance.h"
 #include "analysis/report.h"
 #include "base/json.h"
 #include "base/util.h"
@@ -142,14 +143,30 @@ table_render_md(const struct table *t, struct buf *out)
 	free(w);
 }
 
+/*
+ * A cell a spreadsheet would run as a formula: = + - @ or a tab or
+ * carriage return first, and not a plain number (a negative delta is).
+ */
+static int
+csv_formula(const char *s)
+{
+	double v;
+
+	return s[0] && strchr("=+-@\t\r", s[0]) && parse_double(s, &v) < 0;
+}
+
 static void
 csv_cell(struct buf *out, const char *s)
 {
-	if (!strpbrk(s, ",\"\r\n")) {
+	int formula = csv_formula(s);
+
+	if (!formula && !strpbrk(s, ",\"\r\n")) {
 		buf_adds(out, s);
 		return;
 	}
 	buf_addch(out, '"');
+	if (formula)
+		buf_addch(out, '\'');   /* shown as text, never run */
 	for (; *s; s++) {
 		if (*s == '"')
 			buf_addch(out, '"');
@@ -430,6 +447,8 @@ render_md(const struct report *r, struct buf *out)
 				 r->ex[i].variant, r->ex[i].workload,
 				 r->ex[i].reason);
 	}
+	buf_addch(out, '\n');
+	provenance_render_md(r->prov, NULL, 2, out);
 }
 
 static void
@@ -504,6 +523,8 @@ render_json(const struct report *r, struct buf *out)
 		jw_end(&w);
 	}
 	jw_end(&w);
+	jw_key(&w, "provenance");
+	provenance_json(r->prov, &w);
 	jw_end(&w);
 	buf_addch(out, '\n');
 }

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/report.h"
+#include "analysis/provenance.h"
 #include "evidence/store.h"
 #include "base/util.h"
 
@@ -28,7 +29,12 @@ cell_add(struct rep_cell *c, const struct store_result *r, int new_run)
 	c->ts = xrealloc(c->ts, (c->n + r->n + 1) * sizeof(double));
 	memcpy(c->ts + c->n, r->ts, r->n * sizeof(double));
 	c->n += r->n;
-	c->runs += new_run;
+	if (new_run || !c->runs) {
+		c->run_n = xrealloc(c->run_n, (c->runs + 1) * sizeof(size_t));
+		c->run_n[c->runs++] = r->n;
+	} else {
+		c->run_n[c->runs - 1] += r->n;
+	}
 }
 
 static void
@@ -37,6 +43,7 @@ cell_release(struct rep_cell *c)
 	free(c->variant);
 	free(c->role);
 	free(c->ts);
+	free(c->run_n);
 }
 
 static struct rep_workload *
@@ -128,6 +135,10 @@ report_build(struct store *s, const struct selection *sel, struct report *out)
 		w->tampered |= r->session_tampered;
 		cell_add(cell_for(w, r), r, 1);
 	}
+	if (provenance_from_results(s, rows, n, &out->prov) < 0) {
+		store_results_free(rows, n);
+		return -1;
+	}
 	store_results_free(rows, n);
 	for (i = 0; i < out->n; i++) {
 		struct rep_workload *w = &out->w[i];
@@ -167,6 +178,7 @@ report_release(struct report *r)
 	}
 	free(r->w);
 	free(r->ex);
+	provenance_free(r->prov);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -22,6 +22,7 @@ struct rep_cell {
 	double *ts;
 	size_t n;
 	int runs;
+	size_t *run_n;          /* samples of each run, in ts order */
 	struct summary sum;     /* sum.n == 0: no data */
 };
 
@@ -38,11 +39,14 @@ struct rep_excluded {
 	char *variant, *workload, *reason;
 };
 
+struct provenance;
+
 struct report {
 	struct rep_workload *w;
 	size_t n;
 	struct rep_excluded *ex;
 	size_t nex;
+	struct provenance *prov;    /* who and what was measured (owned) */
 };
 
 int report_build(struct store *s, const struct selection *sel,

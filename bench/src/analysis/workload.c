@@ -1,5 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/workload.h"
+#include "analysis/changepoint.h"
+#include "analysis/stats.h"
 #include "evidence/store.h"
 #include "base/util.h"
 
@@ -361,4 +363,96 @@ workload_series_free(struct workload_series *sr, size_t n)
 		free(sr[j].base);
 	}
 	free(sr);
+}
+
+int
+workload_compare(struct store *s, const char *a, const char *b,
+		 const struct cmp_opts *o, struct workload_comparison *out)
+{
+	struct store_result *ra = NULL, *rb = NULL;
+	size_t na = 0, nb = 0, i;
+	int ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (workload_load(s, a, &ra, &na) < 0 ||
+	    workload_load(s, b, &rb, &nb) < 0)
+		goto cleanup;
+	if (workload_match(ra, na, rb, nb, &out->w, &out->n, &out->only_a,
+			   &out->only_b) < 0) {
+		ret = -2;
+		goto cleanup;
+	}
+	if (!out->n) {
+		error("nothing comparable: %zu workloads only in '%s', %zu only "
+		      "in '%s'", out->only_a, a, out->only_b, b);
+		goto cleanup;
+	}
+	out->r = xcalloc(out->n, sizeof(*out->r));
+	out->ok = xcalloc(out->n, sizeof(*out->ok));
+	for (i = 0; i < out->n; i++) {
+		struct cmp_opts wo = *o;
+
+		wo.between_cv = workload_calibrated(s, &out->w[i]);
+		out->ok[i] = cmp_compute(&out->w[i].a, &out->w[i].b, &wo,
+					 &out->r[i]) == 0;
+		if (!out->ok[i])
+			error("workload '%s' skipped", out->w[i].name);
+	}
+	ret = 0;
+cleanup:
+	store_results_free(ra, na);
+	store_results_free(rb, nb);
+	return ret;
+}
+
+void
+workload_comparison_release(struct workload_comparison *c)
+{
+	workloads_free(c->w, c->n);
+	free(c->r);
+	free(c->ok);
+	memset(c, 0, sizeof(*c));
+}
+
+int
+workload_history(struct store *s, const char *selection, double p,
+		 uint64_t seed, struct workload_history *h)
+{
+	struct store_result *rows = NULL;
+	size_t nrows = 0, j, k;
+
+	memset(h, 0, sizeof(*h));
+	if (workload_load(s, selection, &rows, &nrows) < 0)
+		return -1;
+	workload_series(s, rows, nrows, &h->sr, &h->ns);
+	store_results_free(rows, nrows);
+	h->median = xcalloc(h->ns + 1, sizeof(*h->median));
+	h->cp = xcalloc(h->ns + 1, sizeof(*h->cp));
+	h->ncp = xcalloc(h->ns + 1, sizeof(*h->ncp));
+	for (j = 0; j < h->ns; j++) {
+		const struct workload_series *sr = &h->sr[j];
+
+		h->median[j] = xmalloc((sr->np + 1) * sizeof(double));
+		for (k = 0; k < sr->np; k++)
+			h->median[j][k] = stats_median(sr->p[k].x, sr->p[k].n);
+		cp_edivisive(h->median[j], sr->np, 1, p, 999, seed, &h->cp[j],
+			     &h->ncp[j]);
+	}
+	return 0;
+}
+
+void
+workload_history_release(struct workload_history *h)
+{
+	size_t j;
+
+	for (j = 0; j < h->ns && h->median; j++) {
+		free(h->median[j]);
+		free(h->cp[j]);
+	}
+	free(h->median);
+	free(h->cp);
+	free(h->ncp);
+	workload_series_free(h->sr, h->ns);
+	memset(h, 0, sizeof(*h));
 }

@@ -112,4 +112,41 @@ void workload_series(struct store *s, const struct store_result *rows,
 		     size_t n, struct workload_series **out, size_t *ns);
 void workload_series_free(struct workload_series *sr, size_t n);
 
+/*
+ * compare: the workloads two selections share, each compared (b against
+ * a) with o and the workload's calibrated process effect. ok[i] is 0
+ * when workload i could not be compared (error() said why). Returns 0;
+ * -1 after error() when the store fails or nothing is comparable; -2
+ * after error() when a selection mixes variants that cannot be paired.
+ * Release with workload_comparison_release() whatever the return.
+ */
+struct workload_comparison {
+	struct workload *w;
+	struct cmp_result *r;
+	int *ok;
+	size_t n, only_a, only_b;
+};
+int workload_compare(struct store *s, const char *a, const char *b,
+		     const struct cmp_opts *o, struct workload_comparison *out);
+void workload_comparison_release(struct workload_comparison *c);
+
+/*
+ * history: the series of a selection, the median of each point, and the
+ * change points of each series (analysis/changepoint.h: E-divisive
+ * means over the point medians, at least one point per side, level p,
+ * 999 permutations seeded with seed). 0, or -1 after error(); release
+ * with workload_history_release() whatever the return.
+ */
+struct cp_change;
+struct workload_history {
+	struct workload_series *sr;
+	size_t ns;
+	double **median;             /* median[j][k]: point k of series j */
+	struct cp_change **cp;       /* the change points of series j */
+	size_t *ncp;
+};
+int workload_history(struct store *s, const char *selection, double p,
+		     uint64_t seed, struct workload_history *h);
+void workload_history_release(struct workload_history *h);
+
 #endif

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE            /* fopencookie */
 #define _XOPEN_SOURCE 700
 #if defined(__APPLE__)
 #define _DARWIN_C_SOURCE
@@ -22,42 +23,316 @@
 #define PATH_MAX 4096
 #endif
 
-int
-write_file_atomic(const char *path, const void *data, size_t len)
-{
-	struct buf tmp = BUF_INIT;
-	const char *p = data;
-	size_t left = len;
-	int fd, ret = -1;
+/* ---- protected files ------------------------------------------------------- */
 
-	buf_addf(&tmp, "%s.tmp.%ld", path, (long)getpid());
-	fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-	if (fd < 0) {
-		error("cannot create '%s': %s", tmp.buf, strerror(errno));
-		goto cleanup;
+/*
+ * Files no output may replace or write into: the store and its WAL,
+ * shared-memory and journal files. Kept by device and inode when the
+ * file exists, and by absolute name (for the side files made later).
+ */
+struct protected_file {
+	dev_t dev;
+	ino_t ino;
+	int have_ino;
+	char *name;          /* absolute, directory resolved */
+	char *what;
+};
+static struct protected_file *protected;
+static size_t nprotected;
+
+/* path with its directory resolved (the file itself need not exist). */
+static char *
+resolve_dir_of(const char *path)
+{
+	char *copy = xstrdup(path), *slash = strrchr(copy, '/'), *dir, *ret;
+	char real[PATH_MAX];
+	const char *base;
+
+	if (slash) {
+		*slash = '\0';
+		dir = copy[0] ? copy : "/";
+		base = slash + 1;
+	} else {
+		dir = ".";
+		base = copy;
 	}
-	while (left) {
-		ssize_t n = write(fd, p, left);
+	ret = realpath(dir, real) ?
+		xstrfmt("%s/%s", strcmp(real, "/") ? real : "", base) :
+		xstrdup(path);
+	free(copy);
+	return ret;
+}
+
+static void
+protect_one(const char *path, const char *what)
+{
+	struct protected_file *p;
+	struct stat st;
+
+	protected = xrealloc(protected, (nprotected + 1) * sizeof(*p));
+	p = &protected[nprotected++];
+	memset(p, 0, sizeof(*p));
+	if (stat(path, &st) == 0) {
+		p->dev = st.st_dev;
+		p->ino = st.st_ino;
+		p->have_ino = 1;
+	}
+	p->name = resolve_dir_of(path);
+	p->what = xstrdup(what);
+}
+
+void
+files_protect(const char *path, const char *what)
+{
+	static const char *const sides[] = { "-wal", "-shm", "-journal" };
+	size_t i;
+
+	if (!path || !*path)
+		return;
+	protect_one(path, what);
+	for (i = 0; i < ARRAY_SIZE(sides); i++) {
+		char *side = xstrfmt("%s%s", path, sides[i]);
+		char *of = xstrfmt("a file of %s", what);
+		protect_one(side, of);
+		free(side);
+		free(of);
+	}
+}
+
+/* -1 after error() when path (existing or not) is a protected file. */
+static int
+check_protected(const char *path)
+{
+	struct stat st;
+	int have = stat(path, &st) == 0;
+	char *name = NULL;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < nprotected && !ret; i++) {
+		const struct protected_file *p = &protected[i];
+
+		if (have && p->have_ino && st.st_dev == p->dev &&
+		    st.st_ino == p->ino)
+			ret = -1;
+		if (!ret) {
+			if (!name)
+				name = resolve_dir_of(path);
+			if (!strcmp(name, p->name))
+				ret = -1;
+		}
+		if (ret)
+			error("'%s' is %s; refusing to write over it", path,
+			      p->what);
+	}
+	free(name);
+	return ret;
+}
+
+/* ---- writing outputs --------------------------------------------------------- */
+
+static int
+write_all(int fd, const char *what, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			error("cannot write '%s': %s", tmp.buf,
-			      strerror(errno));
-			close(fd);
-			unlink(tmp.buf);
-			goto cleanup;
+			return error("cannot write '%s': %s", what,
+				     strerror(errno));
 		}
 		p += n;
-		left -= (size_t)n;
+		len -= (size_t)n;
 	}
-	if (close(fd) < 0 || rename(tmp.buf, path) < 0) {
+	return 0;
+}
+
+/*
+ * The descriptor a path names when it is one of this process's own
+ * streams (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), else -1.
+ * Writing there goes to the descriptor itself: reopening the path would
+ * start at offset 0 or replace the file the shell redirected into.
+ */
+static int
+own_fd(const char *path)
+{
+	static const char *const prefixes[] = {
+		"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/",
+	};
+	char pid[64];
+	long fd;
+	size_t i;
+
+	if (!strcmp(path, "/dev/stdout"))
+		return 1;
+	if (!strcmp(path, "/dev/stderr"))
+		return 2;
+	snprintf(pid, sizeof(pid), "/proc/%ld/fd/", (long)getpid());
+	for (i = 0; i <= ARRAY_SIZE(prefixes); i++) {
+		const char *pre = i < ARRAY_SIZE(prefixes) ? prefixes[i] : pid;
+		size_t n = strlen(pre);
+
+		if (!strncmp(path, pre, n) && parse_long(path + n, &fd) == 0 &&
+		    fd >= 0 && fd < 1 << 20)
+			return (int)fd;
+	}
+	return -1;
+}
+
+/*
+ * Follows path's symbolic links to the name they end at (which need not
+ * exist). Returns an allocated path, or NULL after error() for a loop.
+ */
+static char *
+follow_links(const char *path)
+{
+	char *cur = xstrdup(path);
+	int hops;
+
+	for (hops = 0; hops < 40; hops++) {
+		char target[PATH_MAX], *slash, *next;
+		struct stat st;
+		ssize_t n;
+
+		if (own_fd(cur) >= 0 || lstat(cur, &st) < 0 ||
+		    !S_ISLNK(st.st_mode))
+			return cur;
+		n = readlink(cur, target, sizeof(target) - 1);
+		if (n < 0) {
+			error("cannot read the link '%s': %s", cur,
+			      strerror(errno));
+			free(cur);
+			return NULL;
+		}
+		target[n] = '\0';
+		slash = strrchr(cur, '/');
+		if (target[0] == '/' || !slash)
+			next = xstrdup(target);
+		else
+			next = xstrfmt("%.*s/%s", (int)(slash - cur), cur,
+				       target);
+		free(cur);
+		cur = next;
+	}
+	error("'%s': too many levels of symbolic links", path);
+	free(cur);
+	return NULL;
+}
+
+/* Writes through an existing FIFO, character device or terminal. */
+static int
+write_through(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return error("cannot open '%s' for writing: %s", path,
+			     strerror(errno));
+	ret = write_all(fd, path, data, len);
+	if (close(fd) < 0 && ret == 0 && errno != EINTR)
+		ret = error("cannot write '%s': %s", path, strerror(errno));
+	return ret;
+}
+
+/*
+ * Replaces the regular file (or the absent name) path: a new file in the
+ * same directory, written, flushed to disk and renamed over it. An
+ * existing file keeps its permission bits.
+ */
+static int
+replace_file(const char *path, const struct stat *old, const void *data,
+	     size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	char *tmp;
+	mode_t mask;
+	int fd, rc, ret = -1;
+
+	tmp = slash ? xstrfmt("%.*s/.%s.XXXXXX", (int)(slash - path), path,
+			      slash + 1) :
+		xstrfmt(".%s.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		error("cannot create a file beside '%s': %s", path,
+		      strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, old ? old->st_mode & 07777 : 0666 & ~mask) < 0) {
 		error("cannot write '%s': %s", path, strerror(errno));
-		unlink(tmp.buf);
-		goto cleanup;
+		goto fail;
+	}
+	if (write_all(fd, path, data, len) < 0)
+		goto fail;
+	if (fsync(fd) < 0) {
+		error("cannot write '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	rc = close(fd);
+	fd = -1;
+	if (rc < 0) {
+		error("cannot write '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	if (rename(tmp, path) < 0) {
+		error("cannot write '%s': %s", path, strerror(errno));
+		goto fail;
 	}
 	ret = 0;
-cleanup:
-	buf_release(&tmp);
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (ret < 0)
+		unlink(tmp);
+	free(tmp);
+	return ret;
+}
+
+int
+write_file_atomic(const char *path, const void *data, size_t len)
+{
+	struct stat st;
+	char *real;
+	int fd, ret = -1;
+
+	if (!*path)
+		return error("an empty output path");
+	if (check_protected(path) < 0)
+		return -1;
+	if ((fd = own_fd(path)) >= 0) {
+		if (fd == 1)
+			fflush(stdout);
+		return write_all(fd, path, data, len);
+	}
+	real = follow_links(path);
+	if (!real)
+		return -1;
+	if ((fd = own_fd(real)) >= 0) {
+		if (fd == 1)
+			fflush(stdout);
+		ret = write_all(fd, path, data, len);
+	} else if (check_protected(real) < 0) {
+		ret = -1;
+	} else if (lstat(real, &st) < 0) {
+		ret = errno == ENOENT ? replace_file(real, NULL, data, len) :
+			error("cannot write '%s': %s", path, strerror(errno));
+	} else if (S_ISREG(st.st_mode)) {
+		ret = replace_file(real, &st, data, len);
+	} else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+		ret = write_through(real, data, len);
+	} else {
+		ret = error("'%s' is %s; refusing to write there", path,
+			    S_ISDIR(st.st_mode) ? "a directory" :
+			    S_ISBLK(st.st_mode) ? "a block device" :
+			    S_ISSOCK(st.st_mode) ? "a socket" :
+			    "not a regular file");
+	}
+	free(real);
 	return ret;
 }
 
@@ -171,4 +446,79 @@ dir_is_empty(const char *dir)
 			empty = 0;
 	closedir(d);
 	return empty;
+}
+
+/* ---- terminals ----------------------------------------------------------- */
+
+struct term_guard {
+	int fd;
+	int pending;      /* a 0xc2 byte held back: it may start a C1 control */
+};
+
+static ssize_t
+guard_write(void *cookie, const char *data, size_t len)
+{
+	struct term_guard *g = cookie;
+	struct buf in = BUF_INIT, out = BUF_INIT;
+	ssize_t ret = (ssize_t)len;
+
+	if (g->pending)
+		buf_addch(&in, 0xc2);
+	buf_add(&in, data, len);
+	g->pending = in.len && (unsigned char)in.buf[in.len - 1] == 0xc2;
+	buf_add_term_safe(&out, in.buf, in.len - (size_t)g->pending);
+	if (write_all(g->fd, "the terminal", out.buf, out.len) < 0)
+		ret = -1;
+	buf_release(&in);
+	buf_release(&out);
+	return ret;
+}
+
+static int
+guard_close(void *cookie)
+{
+	struct term_guard *g = cookie;
+
+	if (g->pending)
+		(void)write_all(g->fd, "the terminal", "\xc2", 1);
+	free(g);
+	return 0;
+}
+
+#if defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || \
+	defined(__NetBSD__)
+static int
+guard_write_bsd(void *cookie, const char *data, int len)
+{
+	return (int)guard_write(cookie, data, (size_t)len);
+}
+#endif
+
+FILE *
+term_guard(FILE *fp)
+{
+	struct term_guard *g;
+	FILE *guarded = NULL;
+
+	if (!isatty(fileno(fp)))
+		return fp;
+	fflush(fp);
+	g = xcalloc(1, sizeof(*g));
+	g->fd = fileno(fp);
+#if defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || \
+	defined(__NetBSD__)
+	guarded = funopen(g, NULL, guard_write_bsd, NULL, guard_close);
+#elif defined(__GLIBC__) || defined(_GNU_SOURCE)
+	{
+		cookie_io_functions_t io = { NULL, guard_write, NULL,
+					     guard_close };
+		guarded = fopencookie(g, "w", io);
+	}
+#endif
+	if (!guarded) {
+		free(g);
+		return fp;
+	}
+	setvbuf(guarded, NULL, _IOLBF, 0);
+	return guarded;
 }

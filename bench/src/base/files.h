@@ -8,9 +8,38 @@
  */
 
 #include <stddef.h>
+#include <stdio.h>
 
-/* Writes data to path through a temporary file and rename(); 0 / -1. */
+/*
+ * Writes an output (a report, a chart, a bundle member) to path; 0, or
+ * -1 after error(). What path is decides how:
+ *  - absent or a regular file: a new file beside it, written, fsync()ed
+ *    and renamed over it (readers never see half a file; an existing
+ *    file keeps its permission bits);
+ *  - a symbolic link: followed to where it ends, and that file is
+ *    replaced in its own directory (the link stays a link);
+ *  - a FIFO, character device or terminal (/dev/null, /dev/tty): written
+ *    through, never replaced, whoever runs it;
+ *  - /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: written to
+ *    that descriptor of this process;
+ *  - a directory, block device or socket: refused;
+ *  - a file registered with files_protect() (the store): refused.
+ */
 int write_file_atomic(const char *path, const void *data, size_t len);
+/*
+ * Registers path, and its "-wal", "-shm" and "-journal" side files, as
+ * files no write_file_atomic() may touch; what names it in the refusal
+ * ("the store"). Lasts for the process.
+ */
+void files_protect(const char *path, const char *what);
+/*
+ * fp itself when it is not a terminal; otherwise a line-buffered stream
+ * over the same descriptor that writes every byte through
+ * buf_add_term_safe(), so labels and names from evidence files never
+ * reach a terminal as escape sequences. Falls back to fp where the C
+ * library has no custom streams.
+ */
+FILE *term_guard(FILE *fp);
 /* Creates dir and its parents (mode 0777 & umask); 0 / -1. */
 int mkdir_p(const char *dir);
 /* Returns 1 when path exists as a regular file, 0 otherwise. */

@@ -868,6 +868,12 @@ utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+size_t
+json_utf8_len(const char *s, size_t n)
+{
+	return n ? utf8_len((const unsigned char *)s, n) : 0;
+}
+
 static void
 quote(struct buf *b, const char *s, size_t len)
 {

@@ -214,4 +214,11 @@ void json_quote(struct buf *b, const char *s);
 /* The version of the parser underneath ("1.7.15"); static text. */
 const char *json_backend_version(void);
 
+/*
+ * The length of the valid UTF-8 sequence at s (at most n bytes), or 0
+ * when the bytes there are not one (overlong forms, surrogates and code
+ * points above U+10FFFF included): what json_quote() replaces by U+FFFD.
+ */
+size_t json_utf8_len(const char *s, size_t n);
+
 #endif

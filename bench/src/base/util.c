@@ -194,13 +194,43 @@ buf_read_file(struct buf *b, const char *path)
 	return 0;
 }
 
+void
+buf_add_term_safe(struct buf *b, const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+			buf_addf(b, "\\x%02x", c);
+		} else if (c == 0xc2 && i + 1 < n &&
+			   (unsigned char)s[i + 1] >= 0x80 &&
+			   (unsigned char)s[i + 1] <= 0x9f) {
+			buf_addf(b, "\\u%04x", (unsigned char)s[++i]);
+		} else {
+			buf_addch(b, (char)c);
+		}
+	}
+}
+
 static void
 report(const char *prefix, const char *fmt, va_list ap)
 {
+	struct buf b = BUF_INIT;
+
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	if (error_silent > 0)
 		return;
-	fprintf(stderr, "%s%s\n", prefix, last_error);
+	/* Names and keys from evidence files never reach a terminal raw. */
+	buf_adds(&b, prefix);
+	if (isatty(2))
+		buf_add_term_safe(&b, last_error, strlen(last_error));
+	else
+		buf_adds(&b, last_error);
+	buf_addch(&b, '\n');
+	fputs(b.buf, stderr);
+	buf_release(&b);
 }
 
 int

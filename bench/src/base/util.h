@@ -51,6 +51,13 @@ char *buf_detach(struct buf *b, size_t *len);
 void buf_add_json_str(struct buf *b, const char *s);
 /* Appends s quoted for one POSIX shell ('…', with ' as '\''). */
 void buf_add_sh_quoted(struct buf *b, const char *s);
+/*
+ * Appends s (n bytes) for a terminal: control characters other than
+ * newline and tab, DEL and UTF-8-encoded C1 controls become visible
+ * escapes (\x1b, \u009b), so text from evidence files cannot move the
+ * cursor, retitle the window or hide what precedes it.
+ */
+void buf_add_term_safe(struct buf *b, const char *s, size_t n);
 /* Reads a whole file into b (appending); -1 with error() on failure. */
 int buf_read_file(struct buf *b, const char *path);
 

@@ -186,83 +186,50 @@ sim_row(struct table *t, const struct workload_group *g,
 	buf_release(&aa);
 }
 
-/*
- * Calibrates every group of --from into t (and the store with --store);
- * the exit code.
- */
-static int
-calibrate_groups(struct store *s, const struct calibrate_opts *co,
-		 const struct store_result *prow, size_t np,
-		 const struct workload_group *gr, size_t ng, struct table *t)
-{
-	struct gate_calib_opts o = { co->trials, co->threshold / 100, 0.005,
-				     (uint64_t)co->seed };
-	int ret = EXIT_OK;
-	size_t j;
-
-	for (j = 0; j < ng; j++) {
-		struct cmp_side cand = { 0 };
-		struct gate_calib c;
-
-		if (co->simulate >= 0) {
-			gate_simulate(&gr[j], co->simulate / 100, &o, &c);
-			sim_row(t, &gr[j], &c, co->simulate / 100, o.trials,
-				o.threshold);
-			continue;
-		}
-		if (co->power)
-			workload_side_of(prow, np, gr[j].model, gr[j].test, &cand);
-		if (gate_calibrate(&gr[j], co->power ? &cand : NULL, &o, &c) < 0) {
-			ret = EXIT_INCONCLUSIVE;
-			cmp_side_release(&cand);
-			continue;
-		}
-		cmp_side_release(&cand);
-		calib_row(t, &gr[j], &c, o.trials);
-		if (co->store && gate_store_floor(s, &gr[j], &c, &o) < 0)
-			ret = EXIT_ENV;
-	}
-	return ret;
-}
-
-/* calibrate --from: loads, calibrates, renders; the exit code. */
+/* calibrate --from: one library call, a table, the floors stored. */
 static int
 calibrate_from(struct cmd_ctx *ctx, const struct calibrate_opts *co)
 {
+	struct gate_calib_opts o = { co->trials, co->threshold / 100, 0.005,
+				     (uint64_t)co->seed };
+	struct gate_calibration cal = { 0 };
 	struct store *s = NULL;
-	struct store_result *rows = NULL, *prow = NULL;
-	struct workload_group *gr = NULL;
-	size_t nrows = 0, np = 0, ng = 0;
 	struct table t;
 	struct buf out = BUF_INIT;
-	int ret;
+	size_t j;
+	int ret = EXIT_OK;
 
-	if (cmd_open_existing_store(ctx, &s) < 0 ||
-	    workload_load(s, co->from, &rows, &nrows) < 0 ||
-	    (co->power && workload_load(s, co->power, &prow, &np) < 0)) {
-		ret = EXIT_ENV;
-		goto cleanup;
-	}
-	workload_groups(rows, nrows, &gr, &ng);
-	if (!ng) {
-		error("nothing matches '%s'", co->from);
-		ret = EXIT_ENV;
-		goto cleanup;
-	}
 	if (co->simulate >= 0)
 		table_init(&t, ARRAY_SIZE(sim_cols), sim_cols);
 	else
 		table_init(&t, ARRAY_SIZE(calib_cols), calib_cols);
-	ret = calibrate_groups(s, co, prow, np, gr, ng, &t);
+	if (cmd_open_existing_store(ctx, &s) < 0 ||
+	    gate_calibration_run(s, co->from, co->power, co->simulate >= 0 ?
+				 co->simulate / 100 : -1, &o, &cal) < 0) {
+		ret = EXIT_ENV;
+		goto cleanup;
+	}
+	for (j = 0; j < cal.n; j++) {
+		if (!cal.ok[j]) {
+			ret = EXIT_INCONCLUSIVE;
+		} else if (co->simulate >= 0) {
+			sim_row(&t, &cal.g[j], &cal.c[j], co->simulate / 100,
+				o.trials, o.threshold);
+		} else {
+			calib_row(&t, &cal.g[j], &cal.c[j], o.trials);
+			if (co->store && gate_store_floor(s, &cal.g[j], &cal.c[j],
+							  &o) < 0)
+				ret = EXIT_ENV;
+		}
+	}
 	if (table_render(&t, co->format, &out) == 0)
 		fwrite(out.buf, 1, out.len, stdout);
-	table_release(&t);
 	if (co->store && !ret && !ctx->quiet)
-		fprintf(stderr, "stored the noise floor of %zu workloads\n", ng);
+		fprintf(stderr, "stored the noise floor of %zu workloads\n",
+			cal.n);
 cleanup:
-	workload_groups_free(gr, ng);
-	store_results_free(rows, nrows);
-	store_results_free(prow, np);
+	table_release(&t);
+	gate_calibration_release(&cal);
 	buf_release(&out);
 	store_close(s);
 	return ret;

@@ -65,6 +65,15 @@ int cmd_dispatch(int argc, char **argv, struct cmd_ctx *ctx);
  */
 struct store;
 int cmd_open_existing_store(const struct cmd_ctx *ctx, struct store **s);
+/*
+ * The same for commands that only read (report, sessions, history,
+ * export, compare, gate, reproduce): read-only, so a store on a read-only
+ * mount or owned by another user can be read. verdict: the store must
+ * pass an integrity check first (compare, gate, reproduce), so damage is
+ * an error, never a verdict on different numbers.
+ */
+int cmd_open_store_readonly(const struct cmd_ctx *ctx, struct store **s,
+			    int verdict);
 
 /*
  * Writes stored session sid as an evidence bundle into dir (bundle.h

@@ -78,10 +78,14 @@ pct(char *out, size_t size, double v)
 	fmt_num(out, size, v * 100, 2);
 }
 
-/* One table row: the comparison of w (its MDE from the default gate). */
+/*
+ * One table row: the comparison of w (its MDE from the default gate). A
+ * p below CMP_P_MIN is written "<1e-300", in JSON the number 1e-300 (a
+ * number column stays numbers); never 0.
+ */
 static void
 compare_row(struct table *t, const struct workload *w,
-	    const struct cmp_result *r, double threshold)
+	    const struct cmp_result *r, double threshold, int json)
 {
 	struct gate_decision d;
 	char cell[ARRAY_SIZE(compare_cols)][64];
@@ -95,7 +99,7 @@ compare_row(struct table *t, const struct workload *w,
 	fmt_num(cell[4], 64, r->ci_lo, 4);
 	fmt_num(cell[5], 64, r->ci_hi, 4);
 	if (r->p_mwu <= CMP_P_MIN)
-		snprintf(cell[6], 64, "<%.0e", CMP_P_MIN);   /* never "0" */
+		snprintf(cell[6], 64, "%s%.0e", json ? "" : "<", CMP_P_MIN);
 	else if (isfinite(r->p_mwu))
 		snprintf(cell[6], 64, "%.3g", r->p_mwu);
 	else
@@ -116,62 +120,19 @@ compare_row(struct table *t, const struct workload *w,
 	table_add_row(t, row);
 }
 
-/*
- * The comparison table of the workloads that selections a and b share;
- * 0, or the exit code after error().
- */
-static int
-compare_table(struct store *s, const char *a, const char *b,
-	      struct cmp_opts *o, double threshold, struct table *t,
-	      size_t *only_a, size_t *only_b)
-{
-	struct store_result *ra = NULL, *rb = NULL;
-	struct workload *w = NULL;
-	size_t na = 0, nb = 0, nw = 0, i;
-	int ret = EXIT_ENV;
-
-	if (workload_load(s, a, &ra, &na) < 0 ||
-	    workload_load(s, b, &rb, &nb) < 0)
-		goto cleanup;
-	if (workload_match(ra, na, rb, nb, &w, &nw, only_a, only_b) < 0) {
-		ret = EXIT_USAGE;
-		goto cleanup;
-	}
-	if (!nw) {
-		error("nothing comparable: %zu workloads only in '%s', %zu only "
-		      "in '%s'", *only_a, a, *only_b, b);
-		goto cleanup;
-	}
-	for (i = 0; i < nw; i++) {
-		struct cmp_result r;
-
-		o->between_cv = workload_calibrated(s, &w[i]);
-		if (cmp_compute(&w[i].a, &w[i].b, o, &r) < 0) {
-			error("workload '%s' skipped", w[i].name);
-			continue;
-		}
-		compare_row(t, &w[i], &r, threshold);
-	}
-	ret = 0;
-cleanup:
-	workloads_free(w, nw);
-	store_results_free(ra, na);
-	store_results_free(rb, nb);
-	return ret;
-}
-
 static int
 compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	struct compare_opts co = { .format = "md", .seed = 1, .boot = 2000,
 				   .threshold = 5 };
 	struct cmp_opts o = CMP_OPTS_INIT;
+	struct workload_comparison cmp = { 0 };
 	const char **args = NULL;
-	size_t nargs = 0, only_a = 0, only_b = 0, i;
+	size_t nargs = 0, i;
 	struct store *s = NULL;
 	struct table t;
 	struct buf out = BUF_INIT;
-	int ret, rc;
+	int ret = EXIT_OK, rc;
 
 	rc = cmd_parse(ctx, argc, argv, &co, &args, &nargs);
 	if (rc)
@@ -197,11 +158,14 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 	o.seed = (uint64_t)co.seed;
 	o.boot = (int)co.boot;
 	table_init(&t, ARRAY_SIZE(compare_cols), compare_cols);
-	if (cmd_open_existing_store(ctx, &s) < 0)
+	if (cmd_open_store_readonly(ctx, &s, 1) < 0)
 		ret = EXIT_ENV;
-	else
-		ret = compare_table(s, args[0], args[1], &o, co.threshold / 100,
-				    &t, &only_a, &only_b);
+	else if ((rc = workload_compare(s, args[0], args[1], &o, &cmp)) < 0)
+		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+	for (i = 0; !ret && i < cmp.n; i++)
+		if (cmp.ok[i])
+			compare_row(&t, &cmp.w[i], &cmp.r[i], co.threshold / 100,
+				    !strcmp(co.format, "json"));
 	if (!ret && table_render(&t, co.format, &out) < 0)
 		ret = EXIT_USAGE;
 	if (!ret && co.output) {
@@ -210,9 +174,10 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 	} else if (!ret) {
 		fwrite(out.buf, 1, out.len, stdout);
 	}
-	if (!ret && !ctx->quiet && (only_a || only_b))
+	if (!ret && !ctx->quiet && (cmp.only_a || cmp.only_b))
 		fprintf(stderr, "note: %zu workloads only in A, %zu only in B\n",
-			only_a, only_b);
+			cmp.only_a, cmp.only_b);
+	workload_comparison_release(&cmp);
 	table_release(&t);
 	buf_release(&out);
 	store_close(s);

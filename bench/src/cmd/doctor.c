@@ -7,6 +7,8 @@
 #include "base/json.h"
 #include "base/proc.h"
 #include "evidence/store.h"
+#include "run/plan.h"
+#include "run/target.h"
 #include "run/tools.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -19,7 +21,7 @@
 #include <unistd.h>
 
 struct doctor_opts {
-	const char *llama_bench;
+	const char *llama_bench, *models_dir;
 	int json;
 };
 
@@ -28,6 +30,8 @@ static const struct opt doctor_opts[] = {
 	OPT_F("json", 0, DO, json, "one JSON object instead of lines"),
 	OPT_S("llama-bench", 0, DO, llama_bench, "PATH",
 	      "check this llama-bench"),
+	OPT_S("models-dir", 0, DO, models_dir, "DIR",
+	      "with PLAN: where manifest models live (default models)"),
 	OPT_END
 };
 
@@ -37,7 +41,7 @@ const struct command cmd_doctor = {
 	.name = "doctor",
 	.fn = doctor_main,
 	.summary = "what is installed, found and reachable; how to fix the rest",
-	.synopsis = "[--json] [--llama-bench PATH]",
+	.synopsis = "[--json] [--llama-bench PATH] [--models-dir DIR] [PLAN]",
 	.description =
 		"Reports, one line each, what shimbench needs and finds: llama-bench\n"
 		"(path, where it was found, SHA-256 of the binary it runs, build,\n"
@@ -48,16 +52,27 @@ const struct command cmd_doctor = {
 		"\n"
 		"llama-bench is looked up in this order: --llama-bench, $LLAMA_BENCH,\n"
 		"PATH, the provisioned .llama/bin/llama-bench (make llama-bench), and\n"
-		"on macOS Homebrew.\n",
+		"on macOS Homebrew (an installed shimbench also finds the one\n"
+		"make install linked).\n"
+		"\n"
+		"With PLAN, also every target of the plan, one line each as\n"
+		"TARGET/CHECK: the transport's program here (ssh, lume, tart), the\n"
+		"VM running with an address (lume get, tart list), a command run\n"
+		"there, SIP (macOS), llama-bench (or MLX-LM's benchmark) there and\n"
+		"its version, each injected library's SHA-256 against the plan's\n"
+		"pin, each probe program, each model file.\n",
 	.opts = doctor_opts,
 	.epilogue =
-		"Exit: 0 when the essentials (llama-bench, the store) are usable,\n"
+		"Exit: 0 when the essentials (llama-bench, the store) and every\n"
+		"target of PLAN are usable; 1 when only a pinned SHA-256 differs;\n"
 		"3 otherwise.\n",
-	.max_args = 0,
+	.max_args = 1,
 };
 
 struct check {
 	const char *name;
+	char *target;         /* a plan's target, or NULL for this machine */
+	char *own_name;       /* a target check's name (owned) */
 	const char *status;   /* "ok", "missing", "error" */
 	int essential;
 	char *detail;         /* one line */
@@ -96,6 +111,8 @@ check_free(struct check *c)
 {
 	free(c->detail);
 	free(c->fix);
+	free(c->target);
+	free(c->own_name);
 	free(c->path);
 	free(c->where);
 	free(c->binary);
@@ -436,6 +453,8 @@ print_json(const struct check *v, size_t n, int ok)
 
 		jw_object(&w);
 		jw_kstr(&w, "name", c->name);
+		if (c->target)
+			jw_kstr(&w, "target", c->target);
 		jw_kstr(&w, "status", c->status);
 		jw_kbool(&w, "essential", c->essential);
 		for (k = 0; k < ARRAY_SIZE(field); k++)
@@ -461,19 +480,56 @@ print_json(const struct check *v, size_t n, int ok)
 	buf_release(&b);
 }
 
+/*
+ * The checks of every target of the plan at path, appended to v. 0, or
+ * -1 after error() when the plan does not load.
+ */
+static int
+check_plan(const char *path, const char *models_dir, struct check **v,
+	   size_t *n)
+{
+	struct plan p;
+	size_t t, i;
+
+	if (plan_load(path, models_dir, &p) < 0)
+		return -1;
+	for (t = 0; t < p.ntargets; t++) {
+		struct target_check *tc = NULL;
+		size_t ntc = 0;
+
+		target_doctor(&p, &p.targets[t], &tc, &ntc);
+		for (i = 0; i < ntc; i++) {
+			struct check *c = add_check(v, n, NULL, 1);
+
+			c->own_name = tc[i].name;
+			c->name = c->own_name;
+			c->target = xstrdup(p.targets[t].name);
+			c->status = tc[i].status;
+			c->detail = tc[i].detail;
+			c->fix = tc[i].fix;
+			tc[i].name = tc[i].detail = tc[i].fix = NULL;
+		}
+		target_checks_free(tc, ntc);
+	}
+	plan_free(&p);
+	return 0;
+}
+
 static int
 doctor_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	struct doctor_opts o = { 0 };
 	const char **args = NULL;
+	const char *plan = NULL;
 	size_t nargs;
 	struct check *v = NULL, *c;
 	size_t n = 0, i;
-	int ok = 1, rc;
+	int ok = 1, rc, mismatch = 0, plan_ok = 1;
 
 	rc = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
 	if (rc)
 		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	plan = nargs ? args[0] : NULL;
 	free(args);
 
 	check_llama_tool(add_check(&v, &n, "llama-bench", 1), "llama-bench",
@@ -497,28 +553,52 @@ doctor_main(int argc, char **argv, struct cmd_ctx *ctx)
 		      FIX("openssh-client", "openssh"));
 	check_chromium(add_check(&v, &n, "chromium", 0));
 	check_store(add_check(&v, &n, "store", 1), ctx->db_path);
+	if (plan && check_plan(plan, o.models_dir, &v, &n) < 0) {
+		for (i = 0; i < n; i++)
+			check_free(&v[i]);
+		free(v);
+		return EXIT_USAGE;
+	}
 
-	for (i = 0; i < n; i++)
-		if (v[i].essential && strcmp(v[i].status, "ok"))
+	for (i = 0; i < n; i++) {
+		int bad = v[i].essential && strcmp(v[i].status, "ok") &&
+			strcmp(v[i].status, "warning");
+
+		if (bad && !strcmp(v[i].status, "mismatch"))
+			mismatch = 1;
+		else if (bad)
 			ok = 0;
+		if (bad && v[i].target)
+			plan_ok = 0;
+	}
 	if (o.json) {
-		print_json(v, n, ok);
+		print_json(v, n, ok && !mismatch);
 	} else {
 		for (i = 0; i < n; i++) {
+			char *name;
+
 			c = &v[i];
-			printf("%-8s %-15s %s", c->status, c->name,
+			name = c->target ? xstrfmt("%s/%s", c->target, c->name) :
+				xstrdup(c->name);
+			printf("%-8s %-15s %s", c->status, name,
 			       c->detail ? c->detail : "");
 			if (c->fix)
 				printf("; fix: %s", c->fix);
 			putchar('\n');
+			free(name);
 		}
 		if (!ctx->quiet)
-			printf("%s\n", ok ? "essentials ok" :
+			printf("%s\n", ok && !mismatch ? "essentials ok" :
+			       !plan ? "essentials missing: llama-bench and the "
+			       "store must be usable" : plan_ok ?
 			       "essentials missing: llama-bench and the store "
-			       "must be usable");
+			       "must be usable" : "not ready: fix the targets' "
+			       "lines above");
+		if (!ctx->quiet && plan && ok && !mismatch)
+			printf("plan %s: every target ready\n", plan);
 	}
 	for (i = 0; i < n; i++)
 		check_free(&v[i]);
 	free(v);
-	return ok ? EXIT_OK : EXIT_ENV;
+	return !ok ? EXIT_ENV : mismatch ? EXIT_CHECK : EXIT_OK;
 }

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
+#include "analysis/plot.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
 #include "evidence/bundle.h"
@@ -15,10 +16,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The charts a bundle can hold: one per plot_charts[] entry. */
+#define BUNDLE_CHARTS 8
+
+/*
+ * The report's charts as SVG files of the bundle (charts/CHART.svg), each
+ * referenced from README.md (md); a note there when gnuplot is missing
+ * or a chart fails. names[] and imgs[] hold the files' names and bytes.
+ */
+static size_t
+bundle_charts(const struct report *rep, struct bundle_file *files,
+	      char **names, struct buf *imgs, struct buf *md)
+{
+	size_t c, n = 0;
+	int rc;
+
+	for (c = 0; plot_charts[c] && n < BUNDLE_CHARTS; c++) {
+		rc = plot_chart(rep, plot_charts[c], "svg", &imgs[n]);
+		if (rc == -2) {
+			buf_adds(md, "\n## Charts\n\nCharts need gnuplot, "
+				 "which was not installed.\n");
+			break;
+		}
+		if (rc < 0)
+			buf_addf(md, "\nA chart (%s) failed: %s\n",
+				 plot_charts[c], error_last());
+		if (rc != 0) {
+			buf_reset(&imgs[n]);
+			continue;
+		}
+		if (!n)
+			buf_adds(md, "\n## Charts\n\n");
+		names[n] = xstrfmt("charts/%s.svg", plot_charts[c]);
+		files[n].name = names[n];
+		files[n].data = imgs[n].buf;
+		files[n].len = imgs[n].len;
+		buf_addf(md, "![%s](%s)\n\n", plot_charts[c], names[n]);
+		n++;
+	}
+	return n;
+}
+
 /*
  * The report of one session, built once and rendered twice (README.md and
- * results.csv), then the bundle. md_out, when not NULL, gets the Markdown
- * tables for the caller to print.
+ * results.csv) with its charts, then the bundle. md_out, when not NULL,
+ * gets the Markdown tables for the caller to print.
  */
 int
 cmd_write_bundle(struct store *s, int64_t sid, const char *dir,
@@ -27,11 +69,17 @@ cmd_write_bundle(struct store *s, int64_t sid, const char *dir,
 	struct session_data d;
 	struct selection sel = { 0 };
 	struct report rep = { 0 };
-	struct buf md = BUF_INIT, csv = BUF_INIT;
-	struct bundle_tables t;
+	struct buf md = BUF_INIT, csv = BUF_INIT, readme = BUF_INIT;
+	struct buf imgs[BUNDLE_CHARTS];
+	struct bundle_file files[BUNDLE_CHARTS];
+	char *names[BUNDLE_CHARTS];
+	struct bundle_tables t = { 0 };
 	char spec[48];
+	size_t i, nfiles = 0;
 	int ret = -1;
 
+	for (i = 0; i < BUNDLE_CHARTS; i++)
+		buf_init(&imgs[i], 0);
 	if (store_session_load(s, sid, &d) < 0)
 		return -1;
 	snprintf(spec, sizeof(spec), "session=%lld", (long long)sid);
@@ -39,8 +87,12 @@ cmd_write_bundle(struct store *s, int64_t sid, const char *dir,
 		goto cleanup;
 	report_render(&rep, "md", &md);
 	report_render(&rep, "csv", &csv);
-	t.readme_md = md.buf;
+	buf_add(&readme, md.buf, md.len);
+	nfiles = bundle_charts(&rep, files, names, imgs, &readme);
+	t.readme_md = readme.buf;
 	t.results_csv = csv.buf;
+	t.files = files;
+	t.nfiles = nfiles;
 	if (bundle_write(dir, &d, &t, flags) < 0)
 		goto cleanup;
 	if (md_out)
@@ -52,6 +104,11 @@ cleanup:
 	report_release(&rep);
 	buf_release(&md);
 	buf_release(&csv);
+	buf_release(&readme);
+	for (i = 0; i < nfiles; i++)
+		free(names[i]);
+	for (i = 0; i < ARRAY_SIZE(imgs); i++)
+		buf_release(&imgs[i]);
 	return ret;
 }
 
@@ -202,21 +259,33 @@ export_main(int argc, char **argv, struct cmd_ctx *ctx)
 	const char **args = NULL;
 	size_t nargs;
 	long sid;
-	int rc, ret = EXIT_OK;
+	int rc, ret = EXIT_OK, sql;
 
 	rc = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
 	if (rc)
 		return rc < 0 ? EXIT_USAGE : EXIT_OK;
+	sql = o.format && !strcmp(o.format, "llama-bench-sql");
 	if (parse_long(args[0], &sid) < 0 || sid <= 0) {
 		ret = cmd_usage_error(ctx, "'%s' is not a session number",
 				      args[0]);
 		goto cleanup;
 	}
-	if (cmd_open_existing_store(ctx, &s) < 0) {
+	if (sql && o.force) {
+		ret = cmd_usage_error(ctx, "--force is for a bundle DIR; FILE "
+				      "of --format llama-bench-sql is "
+				      "replaced as a whole");
+		goto cleanup;
+	}
+	if (!sql && !o.force && dir_is_empty(args[1]) != 1) {
+		ret = cmd_usage_error(ctx, "'%s' is not empty; give a new "
+				      "directory (or --force)", args[1]);
+		goto cleanup;
+	}
+	if (cmd_open_store_readonly(ctx, &s, 0) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
-	if (o.format && !strcmp(o.format, "llama-bench-sql")) {
+	if (sql) {
 		if (export_sql(s, sid, args[1], ctx->quiet) < 0)
 			ret = EXIT_ENV;
 	} else if (cmd_write_bundle(s, sid, args[1], o.force ? BUNDLE_FORCE :

@@ -2,7 +2,6 @@
 #include "cmd/cmd.h"
 #include "analysis/changepoint.h"
 #include "analysis/render.h"
-#include "analysis/stats.h"
 #include "analysis/workload.h"
 #include "evidence/store.h"
 #include "base/files.h"
@@ -59,30 +58,26 @@ static const char *const history_cols[] = {
 	"change",
 };
 
-/* The rows of one series: its points, each change marked where it starts. */
+/* The rows of series j: its points, each change marked where it starts. */
 static void
-series_rows(struct table *t, const struct workload_series *sr, double pmax,
-	    uint64_t seed)
+series_rows(struct table *t, const struct workload_history *h, size_t j)
 {
-	double *med = xmalloc((sr->np ? sr->np : 1) * sizeof(double));
-	struct cp_change *cp = NULL;
-	size_t ncp = 0, k, q;
+	const struct workload_series *sr = &h->sr[j];
+	const struct cp_change *cp = h->cp[j];
+	size_t k, q;
 
-	for (k = 0; k < sr->np; k++)
-		med[k] = stats_median(sr->p[k].x, sr->p[k].n);
-	cp_edivisive(med, sr->np, 1, pmax, 999, seed, &cp, &ncp);
 	for (k = 0; k < sr->np; k++) {
 		char sess[32], m[32], n[32], change[160] = "";
 		const char *row[ARRAY_SIZE(history_cols)];
 
-		for (q = 0; q < ncp; q++)
+		for (q = 0; q < h->ncp[j]; q++)
 			if (cp[q].index == k)
 				snprintf(change, sizeof(change),
 					 "change %+.1f%% (p %.3g; median %.4g -> %.4g)",
 					 (cp[q].after / cp[q].before - 1) * 100,
 					 cp[q].p, cp[q].before, cp[q].after);
 		snprintf(sess, sizeof(sess), "%lld", (long long)sr->p[k].session);
-		fmt_num(m, sizeof(m), med[k], 2);
+		fmt_num(m, sizeof(m), h->median[j][k], 2);
 		snprintf(n, sizeof(n), "%zu", sr->p[k].n);
 		row[0] = sr->key;
 		row[1] = sess;
@@ -93,8 +88,6 @@ series_rows(struct table *t, const struct workload_series *sr, double pmax,
 		row[6] = change;
 		table_add_row(t, row);
 	}
-	free(cp);
-	free(med);
 }
 
 static int
@@ -102,10 +95,9 @@ history_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	struct history_opts o = { .format = "md", .p = 0.05, .seed = 1 };
 	const char **args = NULL;
-	size_t nargs, nrows = 0, ns = 0, j;
+	size_t nargs, j;
 	struct store *s = NULL;
-	struct store_result *rows = NULL;
-	struct workload_series *sr = NULL;
+	struct workload_history h = { 0 };
 	struct selection probe;
 	struct table t;
 	struct buf out = BUF_INIT;
@@ -120,15 +112,15 @@ history_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (selection_parse(o.select, &probe) < 0)
 		return EXIT_USAGE;
 	selection_free(&probe);
-	if (cmd_open_existing_store(ctx, &s) < 0 ||
-	    workload_load(s, o.select, &rows, &nrows) < 0) {
+	if (cmd_open_store_readonly(ctx, &s, 0) < 0 ||
+	    workload_history(s, o.select, o.p, (uint64_t)o.seed, &h) < 0) {
+		workload_history_release(&h);
 		store_close(s);
 		return EXIT_ENV;
 	}
-	workload_series(s, rows, nrows, &sr, &ns);
 	table_init(&t, ARRAY_SIZE(history_cols), history_cols);
-	for (j = 0; j < ns; j++)
-		series_rows(&t, &sr[j], o.p, (uint64_t)o.seed);
+	for (j = 0; j < h.ns; j++)
+		series_rows(&t, &h, j);
 	if (table_render(&t, o.format, &out) < 0)
 		ret = EXIT_USAGE;
 	else if (o.output && write_file_atomic(o.output, out.buf, out.len) < 0)
@@ -136,8 +128,7 @@ history_main(int argc, char **argv, struct cmd_ctx *ctx)
 	else if (!o.output)
 		fwrite(out.buf, 1, out.len, stdout);
 	table_release(&t);
-	workload_series_free(sr, ns);
-	store_results_free(rows, nrows);
+	workload_history_release(&h);
 	buf_release(&out);
 	store_close(s);
 	return ret;

@@ -190,12 +190,33 @@ cmd_open_existing_store(const struct cmd_ctx *ctx, struct store **s)
 }
 
 int
+cmd_open_store_readonly(const struct cmd_ctx *ctx, struct store **s,
+			int verdict)
+{
+	*s = NULL;
+	if (!file_exists(ctx->db_path))
+		return error("no store at '%s'; run `shimbench import` or "
+			     "`shimbench run` first (or give --db)",
+			     ctx->db_path);
+	if (store_open_readonly(s, ctx->db_path) < 0)
+		return -1;
+	if (verdict && store_check(*s) < 0) {
+		store_close(*s);
+		*s = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int
 main(int argc, char **argv)
 {
 	struct cmd_ctx ctx = { 0 };
 	const struct command *cmd;
 	int i;
 
+	/* Results on a terminal never carry escape sequences from labels. */
+	stdout = term_guard(stdout);
 	ctx.db_path = getenv("SHIMBENCH_DB");
 	if (!ctx.db_path || !*ctx.db_path)
 		ctx.db_path = "shimbench.db";
@@ -227,6 +248,14 @@ main(int argc, char **argv)
 	}
 	if (i >= argc) {
 		print_main_usage(stderr);
+		return EXIT_USAGE;
+	}
+	/* SQLite would make these a temporary or in-memory store: whatever
+	 * a command stored would be lost at exit. */
+	if (!*ctx.db_path || !strcmp(ctx.db_path, ":memory:")) {
+		fprintf(stderr, "error: --db '%s' is not a file; what is stored "
+			"there is lost at exit (give a file path; ./:memory: "
+			"for a file of that name)\n", ctx.db_path);
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[i], "help")) {

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
+#include "models/fetch.h"
 #include "models/gguf.h"
 #include "models/hash.h"
 #include "evidence/hashcache.h"
@@ -19,9 +20,10 @@
 #include <unistd.h>
 
 /*
- * Four subcommands, each its own entry with its own option table, so
+ * Five subcommands, each its own entry with its own option table, so
  * `shimbench models SUB --help` shows exactly the options SUB parses.
  */
+static int models_fetch(int argc, char **argv, struct cmd_ctx *ctx);
 static int models_info(int argc, char **argv, struct cmd_ctx *ctx);
 static int models_synth(int argc, char **argv, struct cmd_ctx *ctx);
 static int models_verify(int argc, char **argv, struct cmd_ctx *ctx);
@@ -169,7 +171,58 @@ static const struct command cmd_models_hash = {
 	.max_args = -1,
 };
 
+struct fetch_cli {
+	const char *dir, *manifest, *url;
+	long retries;
+	int print_url;
+};
+
+#define FO struct fetch_cli
+static const struct opt fetch_opts[] = {
+	OPT_S("dir", 0, FO, dir, "DIR",
+	      "where model files go (default models)"),
+	OPT_S("manifest", 0, FO, manifest, "PATH",
+	      "the manifest (default $SHIMBENCH_MANIFEST or "
+	      "models/manifest.json)"),
+	OPT_S("url", 0, FO, url, "BASE",
+	      "download from BASE instead of https://huggingface.co (same "
+	      "paths: BASE/REPOSITORY/resolve/REVISION/FILE; default "
+	      "$SHIMBENCH_MODELS_URL)"),
+	OPT_I("retries", 0, FO, retries, "N", 0, 100,
+	      "resume a cut transfer up to N more times (default 3)"),
+	OPT_F("print-url", 0, FO, print_url,
+	      "print each model's URL and download nothing"),
+	OPT_END
+};
+#undef FO
+
+static const struct command cmd_models_fetch = {
+	.name = "models fetch",
+	.fn = models_fetch,
+	.summary = "download a manifest model, resumable, SHA-256 verified",
+	.synopsis = "[--dir DIR] [--manifest PATH] [--url BASE]\n"
+		"                              [--retries N] [--print-url] NAME...",
+	.description =
+		"Downloads each named model of the manifest from its pinned source\n"
+		"(Hugging Face: https://huggingface.co/REPOSITORY/resolve/REVISION/FILE)\n"
+		"with curl into DIR/FILE.part, resuming what an earlier attempt left\n"
+		"there (an HTTP Range request) and a transfer cut short, with a\n"
+		"progress line on a terminal. The file's size and SHA-256 are checked\n"
+		"against the manifest before it is renamed to DIR/FILE, so DIR/FILE\n"
+		"is either absent or verified; a download that does not verify is\n"
+		"deleted. A file already in place is hashed, not downloaded again.\n",
+	.opts = fetch_opts,
+	.epilogue =
+		"Exit: 0 every model in place and verified; 1 a size or SHA-256\n"
+		"mismatch; 2 an unknown NAME, a model without a source or a pinned\n"
+		"SHA-256, a bad manifest; 3 curl missing or failed (the .part is\n"
+		"kept for the next attempt).\n",
+	.min_args = 1,
+	.max_args = -1,
+};
+
 static const struct command *const models_subs[] = {
+	&cmd_models_fetch,
 	&cmd_models_info,
 	&cmd_models_synth,
 	&cmd_models_verify,
@@ -180,11 +233,12 @@ static const struct command *const models_subs[] = {
 const struct command cmd_models = {
 	.name = "models",
 	.fn = cmd_dispatch,
-	.summary = "GGUF facts, synthetic models, manifest verification, hashing",
+	.summary = "download, GGUF facts, synthetic models, verification, hashing",
 	.description =
-		"Model files: facts from their GGUF header, synthetic models of a\n"
-		"known shape, verification against models/manifest.json, and\n"
-		"SHA-256 through the store's hash cache.\n",
+		"Model files: the manifest's real models downloaded and verified,\n"
+		"facts from their GGUF header, synthetic models of a known shape,\n"
+		"verification against models/manifest.json, and SHA-256 through\n"
+		"the store's hash cache.\n",
 	.max_args = -1,
 	.subs = models_subs,
 };
@@ -736,6 +790,146 @@ cleanup:
 	free(args);
 	if (s)
 		store_close(s);
+	manifest_free(&m);
+	return ret;
+}
+
+/* Size with a unit, for progress lines. */
+static void
+human(char *out, size_t size, double bytes)
+{
+	if (bytes >= 1e9)
+		snprintf(out, size, "%.2f GB", bytes / 1e9);
+	else if (bytes >= 1e6)
+		snprintf(out, size, "%.1f MB", bytes / 1e6);
+	else
+		snprintf(out, size, "%.0f kB", bytes / 1e3);
+}
+
+struct fetch_view {
+	int tty, quiet;
+	int last_decile;   /* non-TTY: the last tenth reported */
+	int drawn;         /* TTY: a progress line is on the screen */
+};
+
+static void
+fetch_progress_line(void *ctx, const struct fetch_progress *p)
+{
+	struct fetch_view *v = ctx;
+	char have[32], total[32] = "", rate[32];
+	int decile;
+
+	if (v->quiet)
+		return;
+	human(have, sizeof(have), (double)p->have);
+	human(rate, sizeof(rate), p->rate);
+	if (p->total > 0)
+		human(total, sizeof(total), (double)p->total);
+	if (v->tty) {
+		fprintf(stderr, "\rfetch: %s %s", p->name, have);
+		if (p->total > 0)
+			fprintf(stderr, " of %s (%.0f %%)", total,
+				100.0 * (double)p->have / (double)p->total);
+		fprintf(stderr, ", %s/s%s   ", rate, p->attempt > 1 ?
+			", resumed" : "");
+		v->drawn = 1;
+		return;
+	}
+	if (p->total <= 0)
+		return;
+	decile = (int)(10 * p->have / (uint64_t)p->total);
+	if (decile > v->last_decile && decile < 10) {
+		v->last_decile = decile;
+		fprintf(stderr, "fetch: %s %s of %s (%d0 %%), %s/s\n", p->name,
+			have, total, decile, rate);
+	}
+}
+
+static int
+models_fetch(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	struct fetch_cli o = { .retries = 3 };
+	struct fetch_view view = { 0 };
+	struct fetch_opts fo = { 0 };
+	struct manifest m;
+	const char **args = NULL;
+	size_t nargs, i;
+	int ret, rc, worst = EXIT_OK;
+
+	ret = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
+	if (ret)
+		return ret < 0 ? EXIT_USAGE : EXIT_OK;
+	if (manifest_load(o.manifest, &m) < 0) {
+		free(args);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < nargs; i++)
+		if (!manifest_find(&m, args[i])) {
+			ret = cmd_usage_error(ctx, "no model named '%s' in '%s'",
+					      args[i], m.path);
+			goto cleanup;
+		}
+	fo.dir = o.dir;
+	fo.base_url = o.url ? o.url : getenv("SHIMBENCH_MODELS_URL");
+	fo.retries = (int)o.retries;
+	fo.retry_delay = 1;
+	fo.progress = fetch_progress_line;
+	fo.progress_ctx = &view;
+	view.tty = isatty(2);
+	view.quiet = ctx->quiet;
+	proc_catch_interrupts();
+	for (i = 0; i < nargs && !proc_interrupted(); i++) {
+		const struct manifest_model *mm = manifest_find(&m, args[i]);
+		struct fetch_result res;
+		char size[32];
+
+		if (o.print_url) {
+			char *url = manifest_model_url(mm, fo.base_url);
+
+			if (!url) {
+				error("model '%s' has no download source in the "
+				      "manifest", mm->name);
+				worst = EXIT_USAGE;
+				continue;
+			}
+			printf("%s  %s\n", mm->name, url);
+			free(url);
+			continue;
+		}
+		view.last_decile = 0;
+		view.drawn = 0;
+		if (!ctx->quiet)
+			fprintf(stderr, "fetch: %s\n", mm->name);
+		rc = fetch_model(mm, &fo, &res);
+		if (view.drawn)
+			fputc('\n', stderr);
+		if (rc < 0) {
+			rc = rc == FETCH_MISMATCH ? EXIT_CHECK :
+				rc == FETCH_NO_SOURCE ? EXIT_USAGE : EXIT_ENV;
+			if (worst == EXIT_OK || rc == EXIT_CHECK)
+				worst = rc;
+			fetch_result_release(&res);
+			continue;
+		}
+		human(size, sizeof(size), (double)res.bytes);
+		if (res.present)
+			printf("ok        %s  %s (already there, %s, SHA-256 "
+			       "verified)\n", mm->name, res.path, size);
+		else if (res.resumed_at || res.attempts > 1)
+			printf("fetched   %s  %s (%s, SHA-256 verified; resumed, "
+			       "%d attempt%s) from %s\n", mm->name, res.path,
+			       size, res.attempts, res.attempts > 1 ? "s" : "",
+			       res.url);
+		else
+			printf("fetched   %s  %s (%s, SHA-256 verified) from %s\n",
+			       mm->name, res.path, size, res.url);
+		fetch_result_release(&res);
+	}
+	if (proc_interrupted())
+		worst = 130;
+	ret = worst;
+cleanup:
+	free(args);
 	manifest_free(&m);
 	return ret;
 }

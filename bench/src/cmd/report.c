@@ -2,6 +2,7 @@
 #include "cmd/cmd.h"
 #include "analysis/html.h"
 #include "analysis/plot.h"
+#include "analysis/provenance.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
 #include "evidence/store.h"
@@ -33,8 +34,11 @@ static const struct opt report_opts[] = {
 	      "output"),
 	OPT_S("plot", 0, RO, plot_dir, "DIR",
 	      "also draw the charts with gnuplot into DIR: throughput.svg "
-	      "(median t/s per role, min-max bars, log scale) and speedup.svg "
-	      "(shim / stock)"),
+	      "(median t/s per role, min-max bars, log scale), speedup.svg "
+	      "(shim / stock with its 95 % bootstrap interval, 1x line), "
+	      "percent.svg (percent of bare metal, 100 % line) and "
+	      "history-N.svg (a workload measured in two sessions or more, "
+	      "change points marked)"),
 	OPT_F("png", 0, RO, png, "with --plot: PNG files too"),
 	OPT_END
 };
@@ -53,7 +57,10 @@ const struct command cmd_report = {
 		"count, the guest speedup (shim / stock), shim / bare-metal and\n"
 		"stock / bare-metal percent. Variants with other roles are listed\n"
 		"beside them; runs whose injection was not verified are excluded\n"
-		"and listed apart.\n",
+		"and listed apart. md, json and html end with the provenance: the\n"
+		"sessions (label, kind, status, tampered, warnings), the targets'\n"
+		"hardware, OS version and build, llama.cpp build, llama-bench and\n"
+		"shim SHA-256, the models' SHA-256, and when the runs were measured.\n",
 	.opts = report_opts,
 	.max_args = 0,
 };
@@ -63,9 +70,10 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	struct report_opts o = { .format = "md" };
 	const char **args = NULL;
-	size_t nargs;
+	size_t nargs, i;
 	struct selection sel = { 0 };
 	struct report rep = { 0 };
+	struct plot_histories hist = { 0 };
 	struct buf out = BUF_INIT;
 	struct store *s = NULL;
 	int ret = EXIT_OK, rc;
@@ -78,15 +86,24 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 		return cmd_usage_error(ctx, "--png goes with --plot DIR");
 	if (selection_parse(o.select, &sel) < 0)
 		return EXIT_USAGE;
-	if (cmd_open_existing_store(ctx, &s) < 0 ||
+	if (cmd_open_store_readonly(ctx, &s, 0) < 0 ||
 	    report_build(s, &sel, &rep) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
+	if ((!strcmp(o.format, "html") || o.plot_dir) &&
+	    plot_histories_load(s, &sel, &hist) < 0) {
+		ret = EXIT_ENV;
+		goto cleanup;
+	}
 	if (!strcmp(o.format, "html"))
-		html_report(&rep, &out);
+		html_report(&rep, &hist, &out);
 	else
 		report_render(&rep, o.format, &out);
+	/* csv has no room for the provenance: its warnings go to stderr */
+	for (i = 0; !strcmp(o.format, "csv") && rep.prov &&
+	     i < rep.prov->nwarnings; i++)
+		warning("%s", rep.prov->warnings[i]);
 	if (o.output) {
 		if (write_file_atomic(o.output, out.buf, out.len) < 0) {
 			ret = EXIT_ENV;
@@ -100,7 +117,7 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (o.plot_dir) {
 		struct buf written = BUF_INIT;
 
-		rc = plot_report(&rep, o.plot_dir, o.png, &written);
+		rc = plot_report(&rep, &hist, o.plot_dir, o.png, &written);
 		if (rc == -2) {
 			error("--plot needs gnuplot, which is not on PATH "
 			      "(install gnuplot-nox, or brew install gnuplot)");
@@ -116,6 +133,7 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (rep.n == 0 && !ctx->quiet)
 		fprintf(stderr, "note: nothing matched the selection\n");
 cleanup:
+	plot_histories_release(&hist);
 	report_release(&rep);
 	selection_free(&sel);
 	buf_release(&out);

@@ -124,7 +124,7 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 		return EXIT_USAGE;
 	}
 	table_init(&t, ARRAY_SIZE(cols), cols);
-	if (cmd_open_existing_store(ctx, &s) < 0 ||
+	if (cmd_open_store_readonly(ctx, &s, 1) < 0 ||
 	    report_build(s, &sel, &rep) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
@@ -195,8 +195,8 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 	table_render(&t, o.format, &out);
 	fwrite(out.buf, 1, out.len, stdout);
 	if (!strcmp(o.format, "md"))
-		printf("\nfigures: %d pass, %d fail, %d missing (no stored data)\n",
-		       pass, fail, missing);
+		printf("\nfigures: %d pass, %d fail, %d missing%s\n", pass,
+		       fail, missing, missing ? " (no stored data for them)" : "");
 	if (fail || (o.require_all && missing))
 		ret = EXIT_CHECK;
 	else if (pass == 0)

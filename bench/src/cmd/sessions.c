@@ -1,7 +1,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
 #include "analysis/render.h"
+#include "evidence/caps.h"
+#include "evidence/runrec.h"
 #include "evidence/store.h"
+#include "base/json.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -11,6 +14,7 @@
 struct sessions_opts {
 	const char *format;
 	int last;
+	const char *show;
 };
 
 #define SO struct sessions_opts
@@ -20,6 +24,9 @@ static const struct opt sessions_opts[] = {
 	OPT_F("last", 0, SO, last,
 	      "print only the id of the newest session (for scripts: "
 	      "SID=$(shimbench sessions --last))"),
+	OPT_S("show", 0, SO, show, "N",
+	      "one session's runs: status, verification and its detail, "
+	      "capability facts (N, latest or latest~K)"),
 	OPT_END
 };
 #undef SO
@@ -93,6 +100,148 @@ last(struct store *s)
 	return EXIT_OK;
 }
 
+/* The session id --show names: N, latest or latest~K; 0 after error(). */
+static int64_t
+show_id(struct store *s, const char *text)
+{
+	long back, id;
+	int64_t found;
+	int rc;
+
+	if (selection_latest(text, &back)) {
+		rc = store_session_latest(s, back, &found);
+		if (rc == 0)
+			error("the store has no session '%s'", text);
+		return rc == 1 ? found : 0;
+	}
+	if (parse_long(text, &id) < 0 || id <= 0) {
+		error("'%s' is not a session number (N, latest or latest~K)",
+		      text);
+		return 0;
+	}
+	return id;
+}
+
+/* The runs of a session as JSON: every fact --show prints, and the
+ * capabilities as stored (an object). */
+static void
+show_json(const struct session_rec *ss, const struct run_rec *r, size_t n,
+	  struct buf *out)
+{
+	struct jw w;
+	size_t i;
+
+	jw_init(&w, out, 1);
+	jw_object(&w);
+	jw_kint(&w, "session", ss->id);
+	jw_kstr(&w, "kind", ss->kind);
+	jw_kstr(&w, "status", ss->status);
+	jw_kstr(&w, "label", ss->label);
+	jw_kstr(&w, "source", ss->source);
+	jw_key(&w, "runs");
+	jw_array(&w);
+	for (i = 0; i < n; i++) {
+		jw_object(&w);
+		jw_kint(&w, "run", r[i].seq);
+		jw_kstr(&w, "variant", r[i].variant);
+		jw_kstr(&w, "role", r[i].role);
+		jw_kstr(&w, "target", r[i].target);
+		jw_kstr(&w, "model", r[i].model);
+		jw_kstr(&w, "status", r[i].status);
+		jw_kstr(&w, "error", r[i].error);
+		jw_kstr(&w, "verification", r[i].verification);
+		jw_kstr(&w, "verification_detail", r[i].verification_detail);
+		jw_key(&w, "capabilities");
+		if (!r[i].capabilities_json || jw_raw(&w, r[i].capabilities_json) < 0)
+			jw_null(&w);
+		jw_end(&w);
+	}
+	jw_end(&w);
+	jw_end(&w);
+	buf_addch(out, '\n');
+}
+
+/*
+ * shimbench sessions --show N: per run its status, verification and the
+ * verification's detail, and the capability facts of its stderr (and
+ * probe) in one line.
+ */
+static int
+show(struct store *s, const char *which, const char *format)
+{
+	static const char *const cols[] = {
+		"run#", "variant", "role", "target", "model", "status",
+		"verification", "detail", "capabilities",
+	};
+	struct session_rec ss;
+	struct run_rec *r = NULL;
+	struct buf out = BUF_INIT;
+	struct table t;
+	size_t n = 0, i;
+	int64_t id = show_id(s, which);
+	int rc;
+
+	if (!id)
+		return EXIT_USAGE;
+	memset(&ss, 0, sizeof(ss));
+	rc = store_session_get(s, id, &ss);
+	if (rc <= 0) {
+		if (rc == 0)
+			error("the store has no session %lld", (long long)id);
+		return rc == 0 ? EXIT_USAGE : EXIT_ENV;
+	}
+	if (store_runs_get(s, id, &r, &n) < 0) {
+		rec_release(sessionrec_fields, sessionrec_nfields, &ss);
+		return EXIT_ENV;
+	}
+	if (!strcmp(format, "json")) {
+		show_json(&ss, r, n, &out);
+	} else {
+		table_init(&t, ARRAY_SIZE(cols), cols);
+		for (i = 0; i < n; i++) {
+			struct buf caps = BUF_INIT, st = BUF_INIT;
+			const char *row[ARRAY_SIZE(cols)];
+			char seq[24];
+
+			snprintf(seq, sizeof(seq), "%lld", (long long)r[i].seq);
+			buf_adds(&st, r[i].status ? r[i].status : "");
+			if (r[i].error && *r[i].error)
+				buf_addf(&st, ": %s", r[i].error);
+			if (!r[i].stderr_path && !r[i].probe_path)
+				buf_adds(&caps, "(no stderr recorded)");
+			else
+				caps_describe(r[i].capabilities_json, &caps);
+			row[0] = seq;
+			row[1] = r[i].variant;
+			row[2] = r[i].role;
+			row[3] = r[i].target;
+			row[4] = r[i].model;
+			row[5] = st.buf;
+			row[6] = r[i].verification;
+			row[7] = r[i].verification_detail;
+			row[8] = caps.buf;
+			table_add_row(&t, row);
+			buf_release(&caps);
+			buf_release(&st);
+		}
+		if (!strcmp(format, "md"))
+			buf_addf(&out, "session %lld: %s, %s%s%s%s%s, %zu runs\n\n",
+				 (long long)ss.id, ss.kind ? ss.kind : "",
+				 ss.status ? ss.status : "",
+				 ss.label && *ss.label ? ", " : "",
+				 ss.label && *ss.label ? ss.label : "",
+				 ss.source && *ss.source ? ", from " : "",
+				 ss.source && *ss.source ? ss.source : "", n);
+		table_render(&t, format, &out);
+		table_release(&t);
+	}
+	fwrite(out.buf, 1, out.len, stdout);
+	buf_release(&out);
+	store_runs_free(r, n);
+	rec_release(sessionrec_fields, sessionrec_nfields, &ss);
+	return EXIT_OK;
+}
+
 static int
 sessions_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
@@ -106,9 +255,12 @@ sessions_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (rc)
 		return rc < 0 ? EXIT_USAGE : EXIT_OK;
 	free(args);
-	if (cmd_open_existing_store(ctx, &s) < 0)
+	if (o.last && o.show)
+		return cmd_usage_error(ctx, "--last and --show exclude each other");
+	if (cmd_open_store_readonly(ctx, &s, 0) < 0)
 		return EXIT_ENV;
-	ret = o.last ? last(s) : list(s, o.format);
+	ret = o.last ? last(s) : o.show ? show(s, o.show, o.format) :
+		list(s, o.format);
 	store_close(s);
 	return ret;
 }
@@ -187,7 +339,7 @@ static const struct command cmd_sessions_list = {
 	.name = "sessions list",
 	.fn = sessions_main,
 	.summary = "list the stored sessions (the default)",
-	.synopsis = "[--format md|csv|json] [--last]",
+	.synopsis = "[--format md|csv|json] [--last | --show N]",
 	.opts = sessions_opts,
 	.max_args = 0,
 };
@@ -210,7 +362,7 @@ const struct command cmd_sessions = {
 	.name = "sessions",
 	.fn = sessions_dispatch,
 	.summary = "list, or remove, the stored sessions",
-	.synopsis = "[list] [--format md|csv|json] [--last] | rm N...",
+	.synopsis = "[list] [--format md|csv|json] [--last | --show N] | rm N...",
 	.description =
 		"Lists the stored sessions, newest last: id, kind (run or import),\n"
 		"when it was stored, when its runs were measured (dates from the\n"
@@ -220,7 +372,13 @@ const struct command cmd_sessions = {
 		"import was flagged as tampered. Session ids are what `report\n"
 		"--select session=N`, `compare`, `gate` and `export` take; in a\n"
 		"selection, session=latest is the newest session and\n"
-		"session=latest~1 the one before it.\n",
+		"session=latest~1 the one before it.\n"
+		"\n"
+		"--show N prints one session's runs instead: status (and error),\n"
+		"injection verification and what it found or missed, and the\n"
+		"capability facts of each run's stderr and probe (backend, devices,\n"
+		"GPU family and flags, the shim's marker, a suspect profile);\n"
+		"--format json gives the facts whole.\n",
 	.opts = sessions_opts,
 	.max_args = 0,
 	.subs = sessions_subs,

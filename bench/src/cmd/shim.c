@@ -1,6 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
+#include "models/hash.h"
 #include "run/launchagent.h"
+#include "run/plan.h"
+#include "run/target.h"
 #include "base/files.h"
 #include "base/util.h"
 
@@ -71,7 +74,81 @@ static const struct command cmd_shim_launchagent = {
 	.max_args = -1,
 };
 
+struct pin_opts {
+	const char *library, *models_dir, *probe;
+};
+
+#define PO struct pin_opts
+static const struct opt pin_opts[] = {
+	OPT_S("library", 0, PO, library, "PATH",
+	      "the path the library has on the target (sets inject.library)"),
+	OPT_S("models-dir", 0, PO, models_dir, "DIR",
+	      "where manifest models live, to check the rewritten plan "
+	      "(default models)"),
+	OPT_END
+};
+static const struct opt install_opts[] = {
+	OPT_S("library", 0, PO, library, "PATH",
+	      "install to PATH on the target and pin that path (default: the "
+	      "variant's inject.library)"),
+	OPT_S("probe", 0, PO, probe, "FILE",
+	      "also install FILE (make shim's metal-capabilities) where the "
+	      "variant's probe runs"),
+	OPT_S("models-dir", 0, PO, models_dir, "DIR",
+	      "where manifest models live (default models)"),
+	OPT_END
+};
+#undef PO
+
+static int shim_pin(int argc, char **argv, struct cmd_ctx *ctx);
+static int shim_install(int argc, char **argv, struct cmd_ctx *ctx);
+
+static const struct command cmd_shim_pin = {
+	.name = "shim pin",
+	.fn = shim_pin,
+	.summary = "pin a variant's injected library to a dylib's SHA-256",
+	.synopsis = "[--library PATH] [--models-dir DIR] PLAN VARIANT DYLIB",
+	.description =
+		"Sets inject.sha256 of VARIANT in PLAN to the SHA-256 of DYLIB (the\n"
+		"file `make shim` wrote, e.g. build/shim/LumeMetalCapabilities-\n"
+		"arm64.dylib) and, with --library, inject.library to the path it has\n"
+		"on the target. PLAN is rewritten through the JSON module: every\n"
+		"other key and value is kept, and the result must load as a plan\n"
+		"before it replaces the file. `run` refuses a library whose hash\n"
+		"differs from the pin, so pin what you install.\n",
+	.opts = pin_opts,
+	.epilogue = "Exit: 0 pinned; 2 bad plan, variant or arguments; 3 DYLIB "
+		"unreadable or\nthe plan not writable.\n",
+	.min_args = 3,
+	.max_args = 3,
+};
+
+static const struct command cmd_shim_install = {
+	.name = "shim install",
+	.fn = shim_install,
+	.summary = "copy the shim to a variant's target, check it there, pin it",
+	.synopsis = "[--library PATH] [--probe FILE] [--models-dir DIR]\n"
+		"                          PLAN VARIANT DYLIB",
+	.description =
+		"Installs DYLIB where VARIANT injects it (inject.library, or\n"
+		"--library) on the variant's target: a copy for a local target, scp\n"
+		"for ssh, lume and tart targets (to the host, to the guest address\n"
+		"from `lume get` or `tart ip`, as the target's user with its\n"
+		"ssh_options) into PATH.part, then a move into place over the\n"
+		"target's transport. The SHA-256 is read back on the target and must\n"
+		"equal DYLIB's; then the plan is pinned as by `shim pin`. --probe\n"
+		"installs the capability probe the same way, executable, at the\n"
+		"path the variant's probe runs.\n",
+	.opts = install_opts,
+	.epilogue = "Exit: 0 installed, verified and pinned; 2 bad plan, variant "
+		"or arguments;\n3 the copy or the check on the target failed.\n",
+	.min_args = 3,
+	.max_args = 3,
+};
+
 static const struct command *const shim_subs[] = {
+	&cmd_shim_install,
+	&cmd_shim_pin,
 	&cmd_shim_launchagent,
 	NULL,
 };
@@ -79,10 +156,11 @@ static const struct command *const shim_subs[] = {
 const struct command cmd_shim = {
 	.name = "shim",
 	.fn = cmd_dispatch,
-	.summary = "a LaunchAgent that runs one server with the capability shim",
+	.summary = "install and pin the capability shim; a LaunchAgent for a server",
 	.description =
-		"The Metal capability shim itself is built by `make shim`; see\n"
-		"shim/README.md.\n",
+		"The Metal capability shim itself is built by `make shim`; `shim\n"
+		"install` puts it on a plan's target and pins its SHA-256 in the\n"
+		"plan, `shim pin` only pins; see shim/README.md.\n",
 	.max_args = -1,
 	.subs = shim_subs,
 };
@@ -183,5 +261,107 @@ launchagent(int argc, char **argv, struct cmd_ctx *ctx)
 cleanup:
 	buf_release(&plist);
 	buf_release(&cmds);
+	return ret;
+}
+
+/* Pins the plan and says what changed; an exit code. */
+static int
+pin(const char *plan, const char *variant, const char *library,
+    const char *models_dir, const char *hex, const char *what)
+{
+	char *old = NULL;
+
+	if (plan_pin_inject(plan, variant, library, hex, models_dir, &old) < 0)
+		return EXIT_USAGE;
+	if (old && !strcmp(old, hex))
+		printf("pinned: variant '%s' of %s already pins %s (%s)\n",
+		       variant, plan, hex, what);
+	else
+		printf("pinned: variant '%s' of %s: sha256 %s -> %s (%s)\n",
+		       variant, plan, old ? old : "(none)", hex, what);
+	free(old);
+	return EXIT_OK;
+}
+
+static int
+shim_pin(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	struct pin_opts o = { 0 };
+	const char **args = NULL;
+	char hex[SHA256_HEX_LEN + 1];
+	size_t nargs;
+	int ret;
+
+	ret = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
+	if (ret)
+		return ret < 0 ? EXIT_USAGE : EXIT_OK;
+	if (hash_file_sha256(args[2], hex) < 0)
+		ret = EXIT_ENV;
+	else
+		ret = pin(args[0], args[1], o.library, o.models_dir, hex, args[2]);
+	free(args);
+	return ret;
+}
+
+static int
+shim_install(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	struct pin_opts o = { 0 };
+	const char **args = NULL;
+	char hex[SHA256_HEX_LEN + 1], phex[SHA256_HEX_LEN + 1];
+	const struct plan_variant *v = NULL;
+	const struct plan_target *t;
+	const char *dst;
+	struct plan p;
+	size_t nargs, i;
+	int ret;
+
+	ret = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
+	if (ret)
+		return ret < 0 ? EXIT_USAGE : EXIT_OK;
+	if (plan_load(args[0], o.models_dir, &p) < 0) {
+		free(args);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < p.nvariants; i++)
+		if (!strcmp(p.variants[i].name, args[1]))
+			v = &p.variants[i];
+	dst = o.library ? o.library : v ? v->inject_lib : NULL;
+	if (!v) {
+		ret = cmd_usage_error(ctx, "plan '%s' has no variant '%s'",
+				      args[0], args[1]);
+		goto cleanup;
+	}
+	if (!dst) {
+		ret = cmd_usage_error(ctx, "variant '%s' injects no library; "
+				      "give --library PATH (its path on the "
+				      "target)", v->name);
+		goto cleanup;
+	}
+	if (o.probe && !v->probe_argv) {
+		ret = cmd_usage_error(ctx, "variant '%s' has no probe to install "
+				      "--probe for", v->name);
+		goto cleanup;
+	}
+	t = plan_target(&p, v->target);
+	ret = EXIT_ENV;
+	if (hash_file_sha256(args[2], hex) < 0 ||
+	    (o.probe && hash_file_sha256(o.probe, phex) < 0))
+		goto cleanup;
+	if (target_install_file(t, args[2], dst, 0, hex) < 0)
+		goto cleanup;
+	printf("installed: %s -> target '%s' (%s) %s, SHA-256 %s checked there\n",
+	       args[2], t->name, t->transport, dst, hex);
+	if (o.probe) {
+		if (target_install_file(t, o.probe, v->probe_argv[0], 1, phex) < 0)
+			goto cleanup;
+		printf("installed: %s -> target '%s' (%s) %s, SHA-256 %s checked "
+		       "there\n", o.probe, t->name, t->transport,
+		       v->probe_argv[0], phex);
+	}
+	ret = pin(args[0], args[1], o.library, o.models_dir, hex, args[2]);
+cleanup:
+	plan_free(&p);
+	free(args);
 	return ret;
 }

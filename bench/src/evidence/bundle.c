@@ -130,6 +130,7 @@ open_inside(const struct reader *rd, const char *name)
 {
 	char *copy = xstrdup(name), *p = copy, *slash;
 	int fd = dup(rd->dirfd), next;
+	struct stat st;
 
 	if (fd < 0) {
 		free(copy);
@@ -152,6 +153,18 @@ open_inside(const struct reader *rd, const char *name)
 		}
 		fd = next;
 		p = slash + 1;
+	}
+	/* Never open a device or FIFO at all: opening one can act. */
+	if (fstatat(fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		close(fd);
+		free(copy);
+		return error("'%s/%s' is not a regular file (%s); refusing it",
+			     rd->dir, name, S_ISFIFO(st.st_mode) ? "a FIFO" :
+			     S_ISCHR(st.st_mode) ? "a character device" :
+			     S_ISBLK(st.st_mode) ? "a block device" :
+			     S_ISDIR(st.st_mode) ? "a directory" :
+			     S_ISSOCK(st.st_mode) ? "a socket" : "not a file");
 	}
 	next = openat(fd, p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
 		      O_CLOEXEC);
@@ -339,8 +352,15 @@ check_listed(struct reader *rd)
 				 name);
 			continue;
 		}
-		if (!rd->is_bundle)
-			continue;   /* unread members of raw evidence: unused */
+		if (!rd->is_bundle) {
+			/* Unused by the mapping, but still never a link
+			 * out, a FIFO or a device. */
+			int fd = open_inside(rd, name);
+			if (fd < 0)
+				return -1;
+			close(fd);
+			continue;
+		}
 		rc = read_member(rd, name, &b, sha);
 		free(b.p);
 		if (rc < 0)
@@ -411,8 +431,6 @@ read_model(struct session_data *d, const struct json *m, const char *name)
 			for (char *p = mr->sha256; *p; p++)
 				*p = (char)(*p | 0x20);
 	}
-	if (rc == 0 && !mr->label)
-		mr->label = xstrdup(mr->name);
 	free(where);
 	return rc;
 }
@@ -576,7 +594,9 @@ read_run(struct reader *rd, struct session_data *d, const struct json *o,
 	if (r->model && d->nmodels && !m)
 		return error("%s: model '%s' is not in 'models'", where,
 			     r->model);
-	if (m && !r->model_label)
+	/* Only a label the evidence gives: an absent one stays absent, so
+	 * a session exports and imports into the same facts. */
+	if (m && !r->model_label && m->label)
 		r->model_label = xstrdup(m->label);
 	if (m && m->sha256 && !r->model_sha256)
 		r->model_sha256 = xstrdup(m->sha256);
@@ -606,10 +626,13 @@ read_run(struct reader *rd, struct session_data *d, const struct json *o,
  * What the files say, and what the record claimed: a recorded
  * "unverified" is never upgraded (its reason may be a probe run before
  * shimbench kept probe outputs), and an "ok" that the output contradicts
- * is downgraded.
+ * is downgraded. Output that does not parse refuses the import, except
+ * in a bundle whose record already says the run failed (a crash, a
+ * timeout, garbage that `run` stored as failed): that run comes back as
+ * the failure it was, with no results.
  */
 static int
-derive_run(struct run_data *rdata)
+derive_run(struct run_data *rdata, int is_bundle)
 {
 	struct run_rec *r = &rdata->r;
 	char *was = r->verification ? xstrdup(r->verification) : NULL;
@@ -617,7 +640,13 @@ derive_run(struct run_data *rdata)
 		xstrdup(r->verification_detail) : NULL;
 	int ret = -1;
 
-	if (derive_results(rdata) < 0 || derive_verification(rdata) < 0)
+	if (derive_results(rdata) < 0) {
+		if (!is_bundle || !r->status || !strcmp(r->status, "ok") ||
+		    !strcmp(r->status, "incomplete"))
+			goto cleanup;
+		lb_output_release(&rdata->lb);
+	}
+	if (derive_verification(rdata) < 0)
 		goto cleanup;
 	if (was && !strcmp(was, "unverified") &&
 	    strcmp(r->verification, "unverified")) {
@@ -647,10 +676,14 @@ read_session(struct session_data *d, const struct json *o, const char *name)
 	int rc = read_rec(o, sessionrec_fields, sessionrec_nfields, &d->s,
 			  where, session_extra);
 
+	/* "running": exported from a run killed before it finished; such a
+	 * session never counts, here as in the store it came from. */
 	if (rc == 0 && d->s.status && strcmp(d->s.status, "ok") &&
-	    strcmp(d->s.status, "failed") && strcmp(d->s.status, "interrupted"))
-		rc = error("%s.status '%s' is not ok, failed or interrupted",
-			   where, d->s.status);
+	    strcmp(d->s.status, "failed") &&
+	    strcmp(d->s.status, "interrupted") &&
+	    strcmp(d->s.status, "running"))
+		rc = error("%s.status '%s' is not ok, failed, interrupted or "
+			   "running", where, d->s.status);
 	if (rc == 0 && d->s.warnings_json &&
 	    d->s.warnings_json[0] != '[')
 		rc = error("%s.warnings must be an array", where);
@@ -732,9 +765,13 @@ read_json(struct reader *rd, struct session_data *d, const char *text,
 	JSON_FOR_EACH(it, json_get(root, "models"))
 		if (read_model(d, it, name) < 0)
 			goto cleanup;
+	/* A bundle may hold no run (a session whose every model failed its
+	 * hash check); a mapping maps at least one file. */
 	runs = json_get(root, "runs");
-	if (json_type(runs) != JSON_ARRAY || !json_first(runs)) {
-		error("'%s': 'runs' must be a non-empty array", name);
+	if (json_type(runs) != JSON_ARRAY ||
+	    (!rd->is_bundle && !json_first(runs))) {
+		error("'%s': 'runs' must be a%s array", name,
+		      rd->is_bundle ? "n" : " non-empty");
 		goto cleanup;
 	}
 	JSON_FOR_EACH(it, runs) {
@@ -785,7 +822,17 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void
+/* A run field's value as the store keeps it: its default when absent. */
+static const char *
+stored_value(const char *v, const char *key)
+{
+	const struct rec_field *f = rec_field_by_key(runrec_fields,
+						     runrec_nfields, key);
+
+	return v ? v : f ? f->dflt : NULL;
+}
+
+size_t
 bundle_content_hash(const struct session_data *d, char hex[65])
 {
 	char **lines = xcalloc(d->nruns + 1, sizeof(char *));
@@ -801,11 +848,13 @@ bundle_content_hash(const struct session_data *d, char hex[65])
 		buf_addf(&b, "run %s %s %s", r->stdout_sha256,
 			 r->stderr_sha256 ? r->stderr_sha256 : "-",
 			 r->probe_sha256 ? r->probe_sha256 : "-");
-		json_quote(&b, r->target);
+		/* As stored: an absent key means its default, so a mapping
+		 * and the bundle exported from its session agree. */
+		json_quote(&b, stored_value(r->target, "target"));
 		json_quote(&b, r->variant);
-		json_quote(&b, r->role);
+		json_quote(&b, stored_value(r->role, "role"));
 		json_quote(&b, r->model);
-		json_quote(&b, r->runtime);
+		json_quote(&b, stored_value(r->runtime, "runtime"));
 		lines[n++] = buf_detach(&b, NULL);
 	}
 	qsort(lines, n, sizeof(char *), cmp_str);
@@ -818,6 +867,7 @@ bundle_content_hash(const struct session_data *d, char hex[65])
 	free(lines);
 	hash_buf_sha256(all.buf, all.len, hex);
 	buf_release(&all);
+	return n;
 }
 
 int
@@ -864,7 +914,7 @@ bundle_read(const char *dir, const char *mapping, unsigned flags,
 			rc = read_json(&rd, d, text.p, text.n, "bundle.json");
 	}
 	for (i = 0; rc == 0 && i < d->nruns; i++)
-		rc = derive_run(&d->runs[i]);
+		rc = derive_run(&d->runs[i], rd.is_bundle);
 	if (rc == 0)
 		rc = check_listed(&rd);
 	if (rc < 0)
@@ -881,9 +931,8 @@ bundle_read(const char *dir, const char *mapping, unsigned flags,
 	d->s.source = xstrdup(dir);
 	d->s.tampered = rd.tampered;
 	merge_warnings(d, &rd);
-	bundle_content_hash(d, hex);
 	free(d->s.content_hash);
-	d->s.content_hash = xstrdup(hex);
+	d->s.content_hash = bundle_content_hash(d, hex) ? xstrdup(hex) : NULL;
 	rc = 0;
 out:
 	if (rc < 0)
@@ -1122,7 +1171,8 @@ bundle_json(const struct session_data *d, struct buf *out)
 
 		jw_key(&w, m->name);
 		jw_object(&w);
-		jw_kstr(&w, "label", m->label ? m->label : m->name);
+		if (m->label)
+			jw_kstr(&w, "label", m->label);
 		if (m->sha256)
 			jw_kstr(&w, "sha256", m->sha256);
 		if (m->file)
@@ -1191,6 +1241,10 @@ bundle_write(const char *dir, const struct session_data *d,
 	buf_adds(&text, t && t->results_csv ? t->results_csv : "");
 	if (write_member(&wr, "results.csv", text.buf, text.len, NULL) < 0)
 		goto cleanup;
+	for (i = 0; t && i < t->nfiles; i++)
+		if (write_member(&wr, t->files[i].name, t->files[i].data,
+				 t->files[i].len, NULL) < 0)
+			goto cleanup;
 	buf_reset(&text);
 	buf_addf(&text, "# shimbench evidence bundle: session %lld\n\n"
 		 "Raw llama-bench output (jsonl) and stderr per process, "
@@ -1479,7 +1533,7 @@ bundle_read_files(const char *const *files, size_t n,
 	text = set_mapping(set, pairs, npairs);
 	rc = read_json(&rd, d, text, strlen(text), "--set");
 	for (i = 0; rc == 0 && i < d->nruns; i++)
-		rc = derive_run(&d->runs[i]);
+		rc = derive_run(&d->runs[i], 0);
 	if (rc == 0)
 		rc = check_listed(&rd);
 	if (rc < 0)
@@ -1492,8 +1546,7 @@ bundle_read_files(const char *const *files, size_t n,
 	d->s.source = xstrdup(dir);
 	d->s.tampered = rd.tampered;
 	merge_warnings(d, &rd);
-	bundle_content_hash(d, hex);
-	d->s.content_hash = xstrdup(hex);
+	d->s.content_hash = bundle_content_hash(d, hex) ? xstrdup(hex) : NULL;
 	rc = 0;
 out:
 	if (rc < 0)

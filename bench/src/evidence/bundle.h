@@ -50,13 +50,24 @@ int bundle_read(const char *dir, const char *mapping, unsigned flags,
  * hashes and their meaning (target, variant, role, model, runtime),
  * independent of run order and of how a mapping is formatted. Runs
  * without a stdout hash do not count. hex gets 64 characters + NUL.
+ * Returns the number of runs that counted: a session with none has no
+ * identity (its content hash stays NULL; it holds nothing to count twice).
  */
-void bundle_content_hash(const struct session_data *d, char hex[65]);
+size_t bundle_content_hash(const struct session_data *d, char hex[65]);
+
+/* A further file of a bundle: a safe relative name chosen by the caller. */
+struct bundle_file {
+	const char *name;          /* e.g. "charts/speedup.svg" */
+	const char *data;
+	size_t len;
+};
 
 /* What a bundle's README.md and results.csv hold (rendered by the caller). */
 struct bundle_tables {
 	const char *readme_md;     /* the report tables, Markdown */
 	const char *results_csv;   /* the report in results.csv columns */
+	const struct bundle_file *files;  /* the README's charts; SHA256SUMS */
+	size_t nfiles;                    /* covers them like every file */
 };
 
 enum {
@@ -67,7 +78,8 @@ enum {
 /*
  * Writes d as a bundle into dir: raw files from d's stored copies (a file
  * already there with the recorded SHA-256 is kept), bundle.json,
- * results.csv, README.md, and SHA256SUMS last, over every other file. A
+ * results.csv, t's further files, README.md, and SHA256SUMS last, over
+ * every other file. A
  * non-empty dir is refused unless BUNDLE_FORCE, or unless it holds only
  * this session's raw files and BUNDLE_KEEP_RUN_FILES. A stored copy that
  * does not match its recorded SHA-256 is an error, never written. 0, or -1

@@ -81,12 +81,12 @@ int
 derive_verification(struct run_data *rd)
 {
 	struct run_rec *r = &rd->r;
-	struct buf detail = BUF_INIT;
+	struct buf detail = BUF_INIT, why = BUF_INIT;
 	struct json *doc = NULL;
 	const char **markers = NULL;
 	const char *err = r->stderr_text.p ? r->stderr_text.p : "";
 	size_t n = 0, k;
-	int ok = 1, probe = 0, ret = -1;
+	int ok = 1, probe = 0, ret = -1, suspect;
 	char *caps;
 
 	if (markers_of(r, &doc, &markers, &n) < 0)
@@ -111,22 +111,40 @@ derive_verification(struct run_data *rd)
 	free(r->verification);
 	free(r->verification_detail);
 	r->verification_detail = NULL;
+	/* Capabilities beyond any Apple GPU are never a verified shim
+	 * result, whatever the markers say; a run that expects nothing
+	 * keeps "not-required" but says so. */
+	suspect = caps_suspect(caps, &why);
+	if (suspect)
+		buf_addf(&detail, "suspect profile: %s", why.buf);
 	if (!n && !probe) {
 		r->verification = xstrdup("not-required");
+		if (suspect)
+			r->verification_detail = buf_detach(&detail, NULL);
 		ret = 0;
 		goto cleanup;
 	}
+	if (suspect) {
+		ok = 0;
+		buf_adds(&detail, "; ");
+	}
 	if (n) {
-		ok = caps_verify(err, r->stderr_text.n, markers, n, &detail);
-		if (ok) {
-			buf_adds(&detail, "found");
+		struct buf found = BUF_INIT;
+		int markers_ok = caps_verify(err, r->stderr_text.n, markers, n,
+					     &found);
+
+		if (markers_ok) {
+			buf_adds(&found, "found");
 			for (k = 0; k < n; k++)
-				buf_addf(&detail, "%s'%s'", k ? ", " : " ",
+				buf_addf(&found, "%s'%s'", k ? ", " : " ",
 					 markers[k]);
 		}
+		buf_add(&detail, found.buf, found.len);
+		buf_release(&found);
+		ok = ok && markers_ok;
 	}
 	if (probe) {
-		if (detail.len)
+		if (n)
 			buf_adds(&detail, "; ");
 		if (!r->probe_text.p) {
 			buf_adds(&detail, "probe: no probe output recorded");
@@ -143,6 +161,7 @@ cleanup:
 	free(markers);
 	json_free(doc);
 	buf_release(&detail);
+	buf_release(&why);
 	return ret;
 }
 

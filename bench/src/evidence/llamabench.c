@@ -871,19 +871,24 @@ finish(struct lb_output *out, int block)
 }
 
 /*
- * Whether the text after a leading '[' is a JSON array as llama-bench
- * starts one ("[\n", then "  {"), or could only be read as one: then it
- * is parsed strictly. A line such as "[LumeMetalCapabilities] …" or
- * "[SYCL] …" is a log line, read with the other text formats.
+ * Text that starts with '[' is a JSON array, parsed strictly (and
+ * refused naming the byte when it is not one), unless its first line
+ * starts with a bracketed tag, as log lines do: "[LumeMetalCapabilities]
+ * Enabled for …", "[SYCL] call ggml_init_sycl". Those are read with the
+ * other text formats.
  */
 static int
 json_array_start(const char *p, size_t len)
 {
 	size_t i = 0;
 
-	while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
+	while (i < len && ((p[i] >= 'A' && p[i] <= 'Z') ||
+			   (p[i] >= 'a' && p[i] <= 'z') ||
+			   (p[i] >= '0' && p[i] <= '9') || p[i] == '_' ||
+			   p[i] == '-'))
 		i++;
-	return i == len || (p[i] && strchr("\n{[]", p[i]) != NULL);
+	return !(i > 0 && i < len && p[i] == ']' &&
+		 ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')));
 }
 
 int

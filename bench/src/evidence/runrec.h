@@ -127,7 +127,7 @@ struct env_rec {
 struct model_rec {
 	int64_t id;                   /* artifact id */
 	char *name;                   /* the key runs use */
-	char *label;
+	char *label;                  /* NULL when the evidence gives none */
 	char *sha256;
 	char *file;
 	int64_t size;                 /* -1 unknown */

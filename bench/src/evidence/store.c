@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/store.h"
 #include "evidence/llamabench.h"
+#include "base/files.h"
 #include "base/util.h"
 
 #include <math.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /*
  * The store keeps a sticky error count (nErr, as in SQLite's
@@ -273,20 +275,64 @@ migrate(struct store *s)
 	return exec_sql(s, "COMMIT");
 }
 
+/*
+ * path as a "file:" URI with params: SQLite then takes every path as a
+ * file name (never "file::memory:" or "?mode=memory" from the user).
+ */
+static char *
+path_uri(const char *path, const char *params)
+{
+	static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+		"WXYZ0123456789-._~/";
+	struct buf b = BUF_INIT;
+	const char *p;
+
+	/* "./" keeps a file named ":memory:" a file */
+	buf_adds(&b, path[0] == '/' ? "file://" : "file:./");
+	for (p = path; *p; p++)
+		if (strchr(ok, *p))
+			buf_addch(&b, *p);
+		else
+			buf_addf(&b, "%%%02X", (unsigned char)*p);
+	buf_addf(&b, "?%s", params);
+	return buf_detach(&b, NULL);
+}
+
+/* 1 when the store's write-ahead log exists (a writer may be active). */
+static int
+wal_exists(const char *path)
+{
+	char *wal = xstrfmt("%s-wal", path);
+	int ret = access(wal, F_OK) == 0;
+
+	free(wal);
+	return ret;
+}
+
 int
 store_open(struct store **out, const char *path)
 {
-	struct store *s = xcalloc(1, sizeof(*s));
+	struct store *s;
+	char *uri;
+	int rc;
 
 	*out = NULL;
+	if (!*path || !strcmp(path, ":memory:"))
+		return error("'%s' is not a file: a store that is written to "
+			     "must be a file, or what is stored is lost at "
+			     "exit (give --db PATH)", path);
+	s = xcalloc(1, sizeof(*s));
 	s->path = xstrdup(path);
-	if (sqlite3_open_v2(path, &s->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-			    NULL) != SQLITE_OK) {
+	uri = path_uri(path, "mode=rwc");
+	rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READWRITE |
+			     SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL);
+	free(uri);
+	if (rc != SQLITE_OK) {
 		error("cannot open store '%s': %s", path,
 		      s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		goto fail;
 	}
+	files_protect(path, "the store");
 	sqlite3_busy_timeout(s->db, 10000);
 	if (exec_sql(s, "PRAGMA foreign_keys=ON") < 0)
 		goto fail;
@@ -294,6 +340,84 @@ store_open(struct store **out, const char *path)
 	if (exec_sql(s, "PRAGMA journal_mode=WAL") < 0)
 		goto fail;
 	if (exec_sql(s, "PRAGMA synchronous=NORMAL") < 0 || migrate(s) < 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	store_close(s);
+	return -1;
+}
+
+/* Opens path read-only through uri params; the first read happens here. */
+static int
+open_ro(struct store *s, const char *params, int *readonly_fs)
+{
+	char *uri = path_uri(s->path, params);
+	int rc;
+
+	*readonly_fs = 0;
+	rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+			     NULL);
+	free(uri);
+	if (rc == SQLITE_OK) {
+		sqlite3_busy_timeout(s->db, 10000);
+		rc = sqlite3_exec(s->db, "SELECT count(*) FROM sqlite_master",
+				  NULL, NULL, NULL);
+	}
+	if (rc == SQLITE_OK)
+		return 0;
+	rc = sqlite3_extended_errcode(s->db) & 0xff;
+	*readonly_fs = rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN;
+	if (!*readonly_fs)
+		error("cannot read store '%s': %s", s->path,
+		      s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	sqlite3_close(s->db);
+	s->db = NULL;
+	return -1;
+}
+
+int
+store_open_readonly(struct store **out, const char *path)
+{
+	struct store *s = xcalloc(1, sizeof(*s));
+	int v, target = schema_target(), rofs;
+
+	*out = NULL;
+	s->path = xstrdup(path);
+	if (open_ro(s, "mode=ro", &rofs) < 0) {
+		/*
+		 * A WAL store needs its -shm file, which cannot be made on a
+		 * read-only mount or in another user's directory. Without a
+		 * -wal file the database file holds every commit, so it is
+		 * read as immutable.
+		 */
+		if (!rofs)
+			goto fail;
+		if (wal_exists(path)) {
+			error("cannot read store '%s': its write-ahead log exists "
+			      "(a writer may be at work) and its shared-memory "
+			      "file cannot be made here", path);
+			goto fail;
+		}
+		if (open_ro(s, "mode=ro&immutable=1", &rofs) < 0) {
+			if (rofs)
+				error("cannot read store '%s': %s", path,
+				      "permission denied");
+			goto fail;
+		}
+	}
+	files_protect(path, "the store");
+	v = user_version(s);
+	if (v < 0)
+		goto fail;
+	if (v != target) {
+		error("store '%s' has schema version %d; this shimbench %s %d "
+		      "(%s)", path, v, v > target ? "knows up to" : "reads",
+		      target, v > target ? "upgrade shimbench" :
+		      "a writing command such as import upgrades it");
+		goto fail;
+	}
+	if (exec_sql(s, "PRAGMA query_only=ON") < 0)
 		goto fail;
 	*out = s;
 	return 0;
@@ -360,6 +484,40 @@ op_begin(struct store *s)
 {
 	if (!s->in_tx)
 		s->nErr = 0;
+}
+
+int
+store_check(struct store *s)
+{
+	sqlite3_stmt *st;
+	struct buf msg = BUF_INIT;
+	int rc, n = 0, ret = 0;
+
+	op_begin(s);
+	st = prepare(s, "PRAGMA quick_check");
+	if (!st)
+		return error("store '%s' is damaged; restore it from a backup "
+			     "or import the evidence again", s->path);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+
+		if (t && !strcmp(t, "ok") && n == 0)
+			continue;
+		if (n++ < 3)
+			buf_addf(&msg, "%s%s", msg.len ? "; " : "", t ? t : "");
+	}
+	if (rc != SQLITE_DONE) {
+		buf_addf(&msg, "%s%s", msg.len ? "; " : "",
+			 sqlite3_errmsg(s->db));
+		n++;
+	}
+	sqlite3_finalize(st);
+	if (n)
+		ret = error("store '%s' is damaged (PRAGMA quick_check: %s); "
+			    "restore it from a backup or import the evidence "
+			    "again", s->path, msg.buf);
+	buf_release(&msg);
+	return ret;
 }
 
 static int
@@ -951,7 +1109,8 @@ store_query_results(struct store *s, const struct selection *sel,
 		" FROM results x JOIN runs r ON r.id=x.run_id"
 		" JOIN sessions s ON s.id=r.session_id"
 		" LEFT JOIN environments e ON e.id=r.environment_id"
-		" WHERE 1");
+		/* a run killed before it finished never counts */
+		" WHERE s.status<>'running'");
 	for (i = 0; sel && i < sel->n; i++) {
 		const char *col = NULL;
 		long back;
@@ -1027,7 +1186,7 @@ store_query_results(struct store *s, const struct selection *sel,
 		r->model_size = sqlite3_column_int64(st, 23);
 		r->model_n_params = sqlite3_column_int64(st, 24);
 		sqlite3_bind_int64(ss, 1, r->result_id);
-		while (sqlite3_step(ss) == SQLITE_ROW) {
+		while ((rc = sqlite3_step(ss)) == SQLITE_ROW) {
 			if (r->n == cap) {
 				cap = cap ? cap * 2 : 16;
 				r->ts = xrealloc(r->ts, cap * sizeof(double));
@@ -1035,6 +1194,9 @@ store_query_results(struct store *s, const struct selection *sel,
 			r->ts[r->n++] = sqlite3_column_double(ss, 0);
 		}
 		sqlite3_reset(ss);
+		/* A damaged page is an error, never fewer samples. */
+		if (rc != SQLITE_DONE)
+			break;
 	}
 	if (rc != SQLITE_DONE) {
 		db_error(s, "query results");
@@ -1232,7 +1394,7 @@ store_models_get(struct store *s, int64_t sid, struct model_rec **out,
 	*n = 0;
 	st = prepare(s,
 		"SELECT coalesce(a.id, 0), r.model,"
-		" coalesce(max(r.model_label), r.model),"
+		" max(r.model_label),"
 		" coalesce(a.sha256, max(r.model_sha256)), a.path,"
 		" coalesce(a.size, -1), a.facts_json"
 		" FROM runs r LEFT JOIN artifacts a ON a.id=r.artifact_id"
@@ -1249,7 +1411,7 @@ store_models_get(struct store *s, int64_t sid, struct model_rec **out,
 		memset(m, 0, sizeof(*m));
 		m->id = sqlite3_column_int64(st, 0);
 		m->name = col_text(st, 1);
-		m->label = col_text(st, 2);
+		m->label = col_text_null(st, 2);
 		m->sha256 = col_text_null(st, 3);
 		m->file = col_text_null(st, 4);
 		m->size = sqlite3_column_int64(st, 5);
@@ -1778,4 +1940,99 @@ const char *
 store_sqlite_version(void)
 {
 	return sqlite3_libversion();
+}
+
+/* ---- provenance ----------------------------------------------------------- */
+
+int
+store_run_facts(struct store *s, const int64_t *ids, size_t n,
+		struct store_run_facts **out)
+{
+	struct store_run_facts *v = xcalloc(n ? n : 1, sizeof(*v));
+	sqlite3_stmt *st;
+	size_t i;
+	int rc = SQLITE_DONE;
+
+	op_begin(s);
+	*out = NULL;
+	st = prepare(s,
+		"SELECT r.id, r.session_id, coalesce(r.environment_id, 0),"
+		" r.target, r.variant, r.role, r.runtime, coalesce(r.model, ''),"
+		" coalesce(r.model_label, r.model, ''),"
+		" coalesce(r.model_sha256, a.sha256, ''), coalesce(a.path, ''),"
+		" coalesce(r.started_at, ''), r.status, r.verification"
+		" FROM runs r LEFT JOIN artifacts a ON a.id=r.artifact_id"
+		" WHERE r.id=?1");
+	if (!st) {
+		free(v);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		struct store_run_facts *f = &v[i];
+		int k;
+
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, ids[i]);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_DONE) {
+			f->target = xstrdup("");
+			f->variant = xstrdup("");
+			f->role = xstrdup("");
+			f->runtime = xstrdup("");
+			f->model = xstrdup("");
+			f->model_label = xstrdup("");
+			f->model_sha256 = xstrdup("");
+			f->model_file = xstrdup("");
+			f->started_at = xstrdup("");
+			f->status = xstrdup("");
+			f->verification = xstrdup("");
+			continue;
+		}
+		if (rc != SQLITE_ROW)
+			break;
+		k = 0;
+		f->id = sqlite3_column_int64(st, k++);
+		f->session_id = sqlite3_column_int64(st, k++);
+		f->environment_id = sqlite3_column_int64(st, k++);
+		f->target = col_text(st, k++);
+		f->variant = col_text(st, k++);
+		f->role = col_text(st, k++);
+		f->runtime = col_text(st, k++);
+		f->model = col_text(st, k++);
+		f->model_label = col_text(st, k++);
+		f->model_sha256 = col_text(st, k++);
+		f->model_file = col_text(st, k++);
+		f->started_at = col_text(st, k++);
+		f->status = col_text(st, k++);
+		f->verification = col_text(st, k++);
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_run_facts_free(v, i);
+		return db_error(s, "read run facts");
+	}
+	*out = v;
+	return 0;
+}
+
+void
+store_run_facts_free(struct store_run_facts *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; f && i < n; i++) {
+		free(f[i].target);
+		free(f[i].variant);
+		free(f[i].role);
+		free(f[i].runtime);
+		free(f[i].model);
+		free(f[i].model_label);
+		free(f[i].model_sha256);
+		free(f[i].model_file);
+		free(f[i].started_at);
+		free(f[i].status);
+		free(f[i].verification);
+	}
+	free(f);
 }

@@ -22,7 +22,26 @@ struct store;
 struct lb_row;
 struct session_data;
 
+/*
+ * Opens (creating and migrating) the store at path for writing. "" and
+ * ":memory:" are refused (what is stored would be lost), and path is
+ * always a file name, never an SQLite URI. The store's files are
+ * registered with files_protect(): no output may overwrite them.
+ */
 int store_open(struct store **out, const char *path);
+/*
+ * Opens an existing store read-only (report, sessions, compare, gate,
+ * reproduce, history, export): it works on a read-only mount and on a
+ * store owned by another user. A WAL store without a -wal file whose
+ * -shm cannot be made is read as immutable; with a -wal file it is
+ * refused. Nothing is migrated: another schema version is an error.
+ */
+int store_open_readonly(struct store **out, const char *path);
+/*
+ * PRAGMA quick_check: 0 when the store is intact, -1 after error()
+ * naming what is damaged. Run before any verdict.
+ */
+int store_check(struct store *s);
 void store_close(struct store *s);
 int store_schema_version(struct store *s);
 
@@ -212,5 +231,26 @@ int store_latest_session_base(struct store *s, const char *base,
 /* doctor */
 /* The version of the SQLite library linked in ("3.40.1"); static text. */
 const char *store_sqlite_version(void);
+
+/* ---- provenance (analysis/provenance.h) --------------------------------- */
+
+/* What a report says about one run: who, where, when, on which model. */
+struct store_run_facts {
+	int64_t id, session_id, environment_id;
+	char *target, *variant, *role, *runtime;
+	char *model, *model_label;
+	char *model_sha256;   /* the run's, else its artifact's; "" unknown */
+	char *model_file;     /* the artifact's file name; "" unknown */
+	char *started_at;     /* when it was measured (UTC); "" unknown */
+	char *status, *verification;
+};
+/*
+ * The facts of the runs ids[0..n), in that order, into *out (n records;
+ * a run that does not exist has id 0). Free with store_run_facts_free().
+ * 0, or -1 after error().
+ */
+int store_run_facts(struct store *s, const int64_t *ids, size_t n,
+		    struct store_run_facts **out);
+void store_run_facts_free(struct store_run_facts *f, size_t n);
 
 #endif

@@ -84,6 +84,18 @@ load_model(const char *path, size_t idx, const struct json *o,
 		for (p = mm->sha256; *p; p++)
 			*p = (char)tolower((unsigned char)*p);
 	}
+	if (mm->revision && (strlen(mm->revision) != 40 ||
+			     strspn(mm->revision, "0123456789abcdef") != 40))
+		return error("'%s': model '%s': revision '%s' is not a pinned "
+			     "commit (40 lowercase hex digits)", path, mm->name,
+			     mm->revision);
+	if (mm->repository && (!strchr(mm->repository, '/') ||
+			       strstr(mm->repository, "..") ||
+			       strspn(mm->repository, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				      "abcdefghijklmnopqrstuvwxyz0123456789"
+				      "-_./") != strlen(mm->repository)))
+		return error("'%s': model '%s': repository '%s' is not "
+			     "\"owner/name\"", path, mm->name, mm->repository);
 	if (synth) {
 		if (json_type(synth) != JSON_OBJECT)
 			return error("'%s': model '%s': synth must be an "
@@ -217,4 +229,34 @@ manifest_model_path(const struct manifest_model *mm, const char *dir)
 	if (mm->path)
 		return xstrdup(mm->path);
 	return xstrfmt("%s/%s", dir ? dir : "models", mm->file);
+}
+
+char *
+manifest_model_url(const struct manifest_model *mm, const char *base)
+{
+	const char *path;
+	size_t n;
+
+	if (mm->url) {
+		if (!base || !*base)
+			return xstrdup(mm->url);
+		/* keep the path: scheme://host/PATH */
+		path = strstr(mm->url, "://");
+		path = path ? strchr(path + 3, '/') : NULL;
+		if (!path)
+			path = "";
+	} else if (mm->repository && mm->revision && mm->file) {
+		path = NULL;
+	} else {
+		return NULL;
+	}
+	if (!base || !*base)
+		base = MANIFEST_DEFAULT_BASE_URL;
+	n = strlen(base);
+	while (n && base[n - 1] == '/')
+		n--;
+	if (path)
+		return xstrfmt("%.*s%s", (int)n, base, path);
+	return xstrfmt("%.*s/%s/resolve/%s/%s", (int)n, base, mm->repository,
+		       mm->revision, mm->file);
 }

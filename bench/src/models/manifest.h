@@ -23,7 +23,9 @@ struct manifest_model {
 	char *sha256;      /* 64 lowercase hex digits */
 	int64_t size;      /* file size in bytes */
 	int64_t model_size, n_params;   /* llama-bench's figures */
-	char *repository, *revision, *url;
+	char *repository;  /* Hugging Face repository, "owner/name" */
+	char *revision;    /* its pinned commit: 40 hex digits */
+	char *url;         /* explicit download URL, or NULL */
 	char *synth_shape, *synth_type; /* synthetic models only */
 	int64_t synth_seed;
 };
@@ -62,5 +64,17 @@ const struct manifest_model *manifest_find_file(const struct manifest *m,
  * "models"). Returns an allocated string; free() it.
  */
 char *manifest_model_path(const struct manifest_model *mm, const char *dir);
+
+/* Where Hugging Face serves a pinned file: DEFAULT/REPO/resolve/REV/FILE. */
+#define MANIFEST_DEFAULT_BASE_URL "https://huggingface.co"
+
+/*
+ * The model's download URL: its url, else the Hugging Face URL
+ * <base>/REPOSITORY/resolve/REVISION/FILE. base (NULL: the default)
+ * replaces the scheme and host of either, so a mirror or a test server
+ * serves the same paths. Returns an allocated string, or NULL when the
+ * entry names no source (neither url nor repository, revision and file).
+ */
+char *manifest_model_url(const struct manifest_model *mm, const char *base);
 
 #endif

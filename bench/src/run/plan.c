@@ -57,6 +57,18 @@ opt_str(const struct json *o, const char *key, const char *path, char **out)
 	return 0;
 }
 
+/* Optional "runtime": llama.cpp or mlx-lm. */
+static int
+opt_runtime(const struct json *o, const char *path, char **out)
+{
+	if (opt_str(o, "runtime", path, out) < 0)
+		return -1;
+	if (*out && strcmp(*out, PLAN_LLAMA) && strcmp(*out, PLAN_MLX))
+		return error("plan: '%s.runtime' is '%s'; expected \"%s\" or "
+			     "\"%s\"", path, *out, PLAN_LLAMA, PLAN_MLX);
+	return 0;
+}
+
 static int
 str_array(const struct json *a, const char *path, char ***out, size_t *n)
 {
@@ -113,7 +125,7 @@ static int
 load_models(struct plan *p, const struct json *arr, const char *models_dir)
 {
 	static const char *const keys[] = { "name", "path", "sha256", "label",
-					    NULL };
+					    "runtime", NULL };
 	struct manifest man = { 0 };
 	int have_manifest = 0, ret = -1;
 	const struct json *m;
@@ -136,11 +148,28 @@ load_models(struct plan *p, const struct json *arr, const char *models_dir)
 		if (opt_str(m, "name", path, &pm->name) < 0 ||
 		    opt_str(m, "path", path, &pm->path) < 0 ||
 		    opt_str(m, "sha256", path, &pm->sha256) < 0 ||
-		    opt_str(m, "label", path, &pm->label) < 0)
+		    opt_str(m, "label", path, &pm->label) < 0 ||
+		    opt_runtime(m, path, &pm->runtime) < 0)
 			goto cleanup;
 		if (!pm->name) {
 			error("plan: '%s.name' is required", path);
 			goto cleanup;
+		}
+		if (!pm->runtime)
+			pm->runtime = xstrdup(PLAN_LLAMA);
+		if (!strcmp(pm->runtime, PLAN_MLX)) {
+			/* MLX-LM loads a directory or a repository id */
+			if (pm->sha256) {
+				error("plan: '%s' runs on mlx-lm: its model is a "
+				      "directory or repository id, without a "
+				      "sha256", path);
+				goto cleanup;
+			}
+			if (!pm->path)
+				pm->path = xstrdup(pm->name);
+			if (!pm->label)
+				pm->label = xstrdup(pm->name);
+			continue;
 		}
 		if (pm->sha256 && !hash_is_sha256_hex(pm->sha256)) {
 			error("plan: '%s.sha256' is not a SHA-256", path);
@@ -182,8 +211,8 @@ static int
 load_targets(struct plan *p, const struct json *obj)
 {
 	static const char *const keys[] = { "transport", "host", "user", "vm",
-					    "llama_bench", "timeout", "port",
-					    "ssh_options", NULL };
+					    "llama_bench", "mlx_lm", "timeout",
+					    "port", "ssh_options", NULL };
 	static const char *const transports[] = { "local", "ssh", "lume",
 						  "tart", NULL };
 	const struct json *t, *v;
@@ -210,7 +239,8 @@ load_targets(struct plan *p, const struct json *obj)
 		    opt_str(t, "host", path, &pt->host) < 0 ||
 		    opt_str(t, "user", path, &pt->user) < 0 ||
 		    opt_str(t, "vm", path, &pt->vm) < 0 ||
-		    opt_str(t, "llama_bench", path, &pt->llama_bench) < 0)
+		    opt_str(t, "llama_bench", path, &pt->llama_bench) < 0 ||
+		    opt_str(t, "mlx_lm", path, &pt->mlx_lm) < 0)
 			return -1;
 		if (!pt->transport)
 			pt->transport = xstrdup("local");
@@ -249,12 +279,44 @@ load_targets(struct plan *p, const struct json *obj)
 	return 0;
 }
 
+/*
+ * "expect": an array of markers for every run of the variant, or an
+ * object with one array per runtime ({"llama.cpp": [...], "mlx-lm":
+ * [...]}): ggml's markers never appear in an MLX-LM process.
+ */
+static int
+load_expect(struct plan_variant *pv, const struct json *ex, const char *path)
+{
+	static const char *const rkeys[] = { PLAN_LLAMA, PLAN_MLX, NULL };
+	char ipath[96];
+
+	snprintf(ipath, sizeof(ipath), "%s.expect", path);
+	if (json_type(ex) != JSON_OBJECT) {
+		if (str_array(ex, ipath, &pv->expect, &pv->nexpect) < 0)
+			return -1;
+		pv->expect_mlx = strv_dup((const char *const *)pv->expect);
+		pv->nexpect_mlx = pv->nexpect;
+		return 0;
+	}
+	if (only_keys(ex, ipath, rkeys) < 0)
+		return -1;
+	snprintf(ipath, sizeof(ipath), "%s.expect.%s", path, PLAN_LLAMA);
+	if (str_array(json_get(ex, PLAN_LLAMA), ipath, &pv->expect,
+		      &pv->nexpect) < 0)
+		return -1;
+	snprintf(ipath, sizeof(ipath), "%s.expect.%s", path, PLAN_MLX);
+	if (str_array(json_get(ex, PLAN_MLX), ipath, &pv->expect_mlx,
+		      &pv->nexpect_mlx) < 0)
+		return -1;
+	return 0;
+}
+
 static int
 load_variants(struct plan *p, const struct json *arr)
 {
 	static const char *const keys[] = { "name", "target", "role", "env",
 					    "unset", "inject", "expect", "probe",
-					    NULL };
+					    "runtime", NULL };
 	static const char *const pkeys[] = { "argv", "expect", NULL };
 	static const char *const ikeys[] = { "library", "sha256", "env",
 					     "append", NULL };
@@ -279,7 +341,8 @@ load_variants(struct plan *p, const struct json *arr)
 		pv->env_set = xcalloc(1, sizeof(char *));
 		if (opt_str(v, "name", path, &pv->name) < 0 ||
 		    opt_str(v, "target", path, &pv->target) < 0 ||
-		    opt_str(v, "role", path, &pv->role) < 0)
+		    opt_str(v, "role", path, &pv->role) < 0 ||
+		    opt_runtime(v, path, &pv->runtime) < 0)
 			return -1;
 		if (!pv->name || !pv->target)
 			return error("plan: '%s' needs 'name' and 'target'",
@@ -308,9 +371,7 @@ load_variants(struct plan *p, const struct json *arr)
 		if (str_array(json_get(v, "unset"), ipath, &pv->env_unset,
 			      &nunset) < 0)
 			return -1;
-		snprintf(ipath, sizeof(ipath), "%s.expect", path);
-		if (str_array(json_get(v, "expect"), ipath, &pv->expect,
-			      &pv->nexpect) < 0)
+		if (load_expect(pv, json_get(v, "expect"), path) < 0)
 			return -1;
 		inj = json_get(v, "probe");
 		if (inj) {
@@ -397,6 +458,109 @@ load_llama_bench(struct plan *p, const struct json *lb)
 	return 0;
 }
 
+/* The single whole number after llama-bench's option opt (or long_opt). */
+static int
+lb_count(const struct plan *p, const char *opt, const char *long_opt,
+	 long dflt, long *out)
+{
+	size_t i;
+
+	*out = dflt;
+	for (i = 0; p->args[i]; i++) {
+		if (strcmp(p->args[i], opt) && strcmp(p->args[i], long_opt))
+			continue;
+		if (!p->args[i + 1] || parse_long(p->args[i + 1], out) < 0 ||
+		    *out < 1)
+			return error("plan: mlx-lm runs take one count from "
+				     "llama-bench's '%s'; '%s' is not one "
+				     "(give mlx_lm.args instead)", opt,
+				     p->args[i + 1] ? p->args[i + 1] : "");
+		i++;
+	}
+	return 0;
+}
+
+/*
+ * "mlx_lm": {"command": [...], "args": [...]}, and the counts MLX-LM's
+ * benchmark gets: llama-bench's -p, -n and -r, with llama-bench's own
+ * defaults, so both runtimes measure the same workload.
+ */
+static int
+load_mlx(struct plan *p, const struct json *o)
+{
+	static const char *const keys[] = { "command", "args", NULL };
+	int any = 0;
+	size_t i, n = 0, nargs = 0;
+
+	for (i = 0; i < p->nmodels; i++)
+		any |= plan_model_mlx(p, i);
+	if (o && (only_keys(o, "mlx_lm", keys) < 0 ||
+		  str_array(json_get(o, "command"), "mlx_lm.command",
+			    &p->mlx_command, &n) < 0 ||
+		  str_array(json_get(o, "args"), "mlx_lm.args", &p->mlx_args,
+			    &nargs) < 0))
+		return -1;
+	if (!p->mlx_args)
+		p->mlx_args = xcalloc(1, sizeof(char *));
+	if (!n) {
+		free(p->mlx_command);
+		p->mlx_command = xcalloc(2, sizeof(char *));
+		p->mlx_command[0] = xstrdup("mlx_lm.benchmark");
+	}
+	p->mlx_prompt = 512;
+	p->mlx_gen = 128;
+	p->mlx_trials = 5;
+	if (!any)
+		return 0;
+	if (lb_count(p, "-p", "--n-prompt", 512, &p->mlx_prompt) < 0 ||
+	    lb_count(p, "-n", "--n-gen", 128, &p->mlx_gen) < 0 ||
+	    lb_count(p, "-r", "--repetitions", 5, &p->mlx_trials) < 0)
+		return -1;
+	return 0;
+}
+
+/* Every runtime-bound variant has a model, every model a variant. */
+static int
+check_runtimes(const struct plan *p)
+{
+	size_t m, v;
+
+	for (v = 0; v < p->nvariants; v++) {
+		int found = 0;
+
+		for (m = 0; m < p->nmodels; m++)
+			found |= plan_runs(p, m, v);
+		if (!found)
+			return error("plan: variant '%s' runs only %s models and "
+				     "the plan has none", p->variants[v].name,
+				     p->variants[v].runtime);
+	}
+	for (m = 0; m < p->nmodels; m++) {
+		int found = 0;
+
+		for (v = 0; v < p->nvariants; v++)
+			found |= plan_runs(p, m, v);
+		if (!found)
+			return error("plan: no variant runs model '%s' (%s)",
+				     p->models[m].name, p->models[m].runtime);
+	}
+	return 0;
+}
+
+int
+plan_model_mlx(const struct plan *p, size_t m)
+{
+	return !strcmp(p->models[m].runtime, PLAN_MLX);
+}
+
+int
+plan_runs(const struct plan *p, size_t m, size_t v)
+{
+	const char *rt = p->variants[v].runtime;
+
+	return !rt || !strcmp(rt, p->models[m].runtime);
+}
+
 static int
 int_member(const struct json *root, const char *key, long lo, long hi,
 	   long dflt, long *out)
@@ -423,7 +587,7 @@ plan_parse(const char *text, size_t len, const char *name,
 {
 	static const char *const keys[] = {
 		"name", "models", "targets", "variants", "llama_bench",
-		"processes", "order", "seed", "timeout", NULL,
+		"mlx_lm", "processes", "order", "seed", "timeout", NULL,
 	};
 	struct json *root;
 	const struct json *v;
@@ -442,7 +606,9 @@ plan_parse(const char *text, size_t len, const char *name,
 	if (load_models(p, json_get(root, "models"), models_dir) < 0 ||
 	    load_targets(p, json_get(root, "targets")) < 0 ||
 	    load_variants(p, json_get(root, "variants")) < 0 ||
-	    load_llama_bench(p, json_get(root, "llama_bench")) < 0)
+	    load_llama_bench(p, json_get(root, "llama_bench")) < 0 ||
+	    load_mlx(p, json_get(root, "mlx_lm")) < 0 ||
+	    check_runtimes(p) < 0)
 		goto cleanup;
 	if (int_member(root, "processes", 1, 1000, 1, &n) < 0)
 		goto cleanup;
@@ -515,6 +681,7 @@ plan_free(struct plan *p)
 		free(p->models[i].label);
 		free(p->models[i].path);
 		free(p->models[i].sha256);
+		free(p->models[i].runtime);
 	}
 	for (i = 0; i < p->ntargets; i++) {
 		free(p->targets[i].name);
@@ -523,6 +690,7 @@ plan_free(struct plan *p)
 		free(p->targets[i].user);
 		free(p->targets[i].vm);
 		free(p->targets[i].llama_bench);
+		free(p->targets[i].mlx_lm);
 		strv_free(p->targets[i].ssh_options);
 	}
 	for (i = 0; i < p->nvariants; i++) {
@@ -534,7 +702,9 @@ plan_free(struct plan *p)
 		strv_free(v->env_unset);
 		free(v->inject_lib);
 		free(v->inject_sha256);
+		free(v->runtime);
 		strv_free(v->expect);
+		strv_free(v->expect_mlx);
 		strv_free(v->probe_argv);
 		free(v->probe_expect);
 	}
@@ -542,6 +712,8 @@ plan_free(struct plan *p)
 	free(p->targets);
 	free(p->variants);
 	strv_free(p->args);
+	strv_free(p->mlx_command);
+	strv_free(p->mlx_args);
 	free(p->llama_bench);
 	free(p->name);
 	free(p->json);
@@ -557,4 +729,71 @@ plan_target(const struct plan *p, const char *name)
 		if (!strcmp(p->targets[i].name, name))
 			return &p->targets[i];
 	return NULL;
+}
+
+int
+plan_pin_inject(const char *path, const char *variant, const char *library,
+		const char *sha256, const char *models_dir, char **old)
+{
+	struct buf text = BUF_INIT;
+	struct json *root = NULL, *v = NULL, *inj;
+	const struct json *it;
+	struct plan check;
+	char *out = NULL;
+	int ret = -1;
+
+	*old = NULL;
+	if (!hash_is_sha256_hex(sha256))
+		return error("'%s' is not a SHA-256", sha256);
+	if (buf_read_file(&text, path) < 0)
+		return -1;
+	root = json_parse(text.buf, text.len, path);
+	if (!root)
+		goto cleanup;
+	/* The tree is ours: its members may be edited in place. */
+	JSON_FOR_EACH(it, json_get(root, "variants"))
+		if (json_get_str(it, "name") &&
+		    !strcmp(json_get_str(it, "name"), variant))
+			v = (struct json *)it;
+	if (!v) {
+		error("plan '%s' has no variant '%s'", path, variant);
+		goto cleanup;
+	}
+	inj = json_get_mut(v, "inject");
+	if (!inj) {
+		if (!library) {
+			error("variant '%s' injects no library; give the path "
+			      "the library has on the target", variant);
+			goto cleanup;
+		}
+		json_set(v, "inject", json_new_object());
+		inj = json_get_mut(v, "inject");
+	}
+	if (json_type(inj) != JSON_OBJECT) {
+		error("plan '%s': variant '%s': 'inject' is not an object", path,
+		      variant);
+		goto cleanup;
+	}
+	if (json_get_str(inj, "sha256"))
+		*old = xstrdup(json_get_str(inj, "sha256"));
+	if (library)
+		json_set_str(inj, "library", library);
+	json_set_str(inj, "sha256", sha256);
+	out = json_print(root, 1);
+	buf_reset(&text);
+	buf_adds(&text, out);
+	buf_addch(&text, '\n');
+	if (plan_parse(text.buf, text.len, path, models_dir, &check) < 0)
+		goto cleanup;
+	plan_free(&check);
+	ret = write_file_atomic(path, text.buf, text.len);
+cleanup:
+	if (ret < 0) {
+		free(*old);
+		*old = NULL;
+	}
+	free(out);
+	json_free(root);
+	buf_release(&text);
+	return ret;
 }

@@ -30,6 +30,8 @@ struct state {
 	const struct run_opts *o;
 	struct run_summary *sum;
 	struct tool *lbs;           /* llama-bench per target */
+	struct tool *mlx;           /* MLX-LM's benchmark per target */
+	char counts[3][24];         /* its -p, -g and -n values */
 	char **fps;                 /* fingerprint JSON per target */
 	int64_t *env_ids;
 	int *macos;                 /* per target: DYLD_INSERT_LIBRARIES */
@@ -86,7 +88,53 @@ set_fact(struct state *st, size_t t, const char *key, const char *value)
 	st->fps[t] = fp;
 }
 
+/* 1 when a variant on target runs model m. */
+static int
+target_runs_model(const struct plan *p, const char *target, size_t m)
+{
+	size_t v;
+
+	for (v = 0; v < p->nvariants; v++)
+		if (!strcmp(p->variants[v].target, target) && plan_runs(p, m, v))
+			return 1;
+	return 0;
+}
+
+/* 1 when target runs a model of MLX-LM (mlx 1) or of llama.cpp (mlx 0). */
+static int
+target_runs(const struct plan *p, const char *target, int mlx)
+{
+	size_t m;
+
+	for (m = 0; m < p->nmodels; m++)
+		if (plan_model_mlx(p, m) == mlx &&
+		    target_runs_model(p, target, m))
+			return 1;
+	return 0;
+}
+
+static int
+job_mlx(const struct state *st, const struct job *j)
+{
+	return plan_model_mlx(st->p, j->model);
+}
+
 /* ---- pre-flight ---------------------------------------------------------------- */
+
+/* The program of a target: found here, or by the remote shell there. */
+static int
+find_tool(const struct plan_target *t, const char *name, const char *want,
+	  struct tool *out)
+{
+	if (transport_is_remote(t)) {
+		/* found by the remote shell: the path or PATH */
+		out->name = xstrdup(name);
+		out->path = xstrdup(want ? want : name);
+		out->where = "target";
+		return 0;
+	}
+	return tool_find(name, want, out) < 0 ? RUN_ENV : 0;
+}
 
 static int
 find_tools(struct state *st)
@@ -95,18 +143,20 @@ find_tools(struct state *st)
 	size_t i;
 
 	st->lbs = xcalloc(p->ntargets, sizeof(struct tool));
+	st->mlx = xcalloc(p->ntargets, sizeof(struct tool));
+	snprintf(st->counts[0], sizeof(st->counts[0]), "%ld", p->mlx_prompt);
+	snprintf(st->counts[1], sizeof(st->counts[1]), "%ld", p->mlx_gen);
+	snprintf(st->counts[2], sizeof(st->counts[2]), "%ld", p->mlx_trials);
 	for (i = 0; i < p->ntargets; i++) {
-		const char *want = p->targets[i].llama_bench ?
-			p->targets[i].llama_bench : p->llama_bench;
+		const struct plan_target *t = &p->targets[i];
 
-		if (transport_is_remote(&p->targets[i])) {
-			/* found by the remote shell: the path or PATH */
-			st->lbs[i].name = xstrdup("llama-bench");
-			st->lbs[i].path = xstrdup(want ? want : "llama-bench");
-			st->lbs[i].where = "target";
-			continue;
-		}
-		if (tool_find("llama-bench", want, &st->lbs[i]) < 0)
+		if (target_runs(p, t->name, 0) &&
+		    find_tool(t, "llama-bench", t->llama_bench ? t->llama_bench :
+			      p->llama_bench, &st->lbs[i]) < 0)
+			return RUN_ENV;
+		if (target_runs(p, t->name, 1) &&
+		    find_tool(t, "mlx_lm.benchmark", t->mlx_lm ? t->mlx_lm :
+			      p->mlx_command[0], &st->mlx[i]) < 0)
 			return RUN_ENV;
 	}
 	return 0;
@@ -172,9 +222,12 @@ fingerprint_targets(struct state *st, struct buf *warnings, int *nwarn)
 
 		if (target_fingerprint(t, &st->fps[i], &w) < 0)
 			return RUN_ENV;
-		set_fact(st, i, "llama_bench_path", st->lbs[i].path);
+		if (st->mlx[i].path)
+			set_fact(st, i, "mlx_lm_path", st->mlx[i].path);
 		st->macos[i] = strstr(st->fps[i], "\"os_name\":\"macOS\"") != NULL;
-		have_sha = transport_is_remote(t) ?
+		if (st->lbs[i].path)
+			set_fact(st, i, "llama_bench_path", st->lbs[i].path);
+		have_sha = !st->lbs[i].path ? 0 : transport_is_remote(t) ?
 			strchr(st->lbs[i].path, '/') &&
 			target_sha256(NULL, t, st->lbs[i].path, sha) == 0 :
 			tool_binary_sha256(&st->lbs[i], sha) == 0;
@@ -257,17 +310,6 @@ cleanup:
 	return ret;
 }
 
-static int
-variant_on(const struct plan *p, const char *target)
-{
-	size_t v;
-
-	for (v = 0; v < p->nvariants; v++)
-		if (!strcmp(p->variants[v].target, target))
-			return 1;
-	return 0;
-}
-
 /* Models: hashed on every target that runs them, before any process. */
 static void
 verify_models(struct state *st)
@@ -282,10 +324,16 @@ verify_models(struct state *st)
 		const struct plan_model *m = &p->models[i];
 		char have[65];
 
+		if (plan_model_mlx(p, i)) {
+			note(st, "model '%s' runs on mlx-lm: '%s' goes to MLX-LM "
+			     "as --model (a directory or repository id, not "
+			     "hashed)", m->name, m->path);
+			continue;
+		}
 		for (k = 0; k < p->ntargets && !st->model_bad[i]; k++) {
 			const struct plan_target *t = &p->targets[k];
 
-			if (!variant_on(p, t->name))
+			if (!target_runs_model(p, t->name, i))
 				continue;
 			note(st, "verifying model '%s' (%s) on target '%s'",
 			     m->name, m->path, t->name);
@@ -444,15 +492,18 @@ proc_status(const struct proc *pr, int write_failed, struct buf *err)
 	return "ok";
 }
 
-/* Reads back what really reached a raw file (the whole stream). */
+/*
+ * Reads back what really reached a raw file (the whole stream); a file
+ * that was never written is recorded as empty, never as absent.
+ */
 static void
 read_back(const char *path, struct rec_blob *b, char **sha)
 {
 	struct buf data = BUF_INIT;
 	char hex[65];
 
-	if (!file_exists(path) || buf_read_file(&data, path) < 0)
-		return;
+	if (file_exists(path) && buf_read_file(&data, path) < 0)
+		buf_reset(&data);
 	hash_buf_sha256(data.buf, data.len, hex);
 	b->n = data.len;
 	b->p = buf_detach(&data, NULL);
@@ -520,15 +571,20 @@ derive(struct state *st, const struct job *j, struct run_data *rd,
 	if (err.len)
 		r->error = buf_detach(&err, NULL);
 	buf_release(&err);
-	if (v->nexpect)
-		r->expect_json = strv_json((const char *const *)v->expect, 1);
+	if (job_mlx(st, j) ? v->nexpect_mlx : v->nexpect)
+		r->expect_json = strv_json((const char *const *)(job_mlx(st, j) ?
+					   v->expect_mlx : v->expect), 1);
 	if (v->probe_argv) {
 		r->probe_expect_json = xstrdup(v->probe_expect ?
 					       v->probe_expect : "null");
 		if (st->probe_rel[j->variant]) {
+			char hex[65];
+
 			r->probe_path = xstrdup(st->probe_rel[j->variant]);
 			r->probe_text = rec_blob_dup(st->probe[j->variant].p,
 						     st->probe[j->variant].n);
+			hash_buf_sha256(r->probe_text.p, r->probe_text.n, hex);
+			r->probe_sha256 = xstrdup(hex);
 		}
 	}
 	derive_verification(rd);
@@ -541,7 +597,8 @@ add_build(struct state *st, size_t t, const struct run_data *rd)
 {
 	char build[160];
 
-	if (!rd->lb.n || strstr(st->fps[t], "\"llama_build\""))
+	if (!rd->lb.n || strstr(st->fps[t], "\"llama_build\"") ||
+	    !strcmp(rd->r.runtime, PLAN_MLX))
 		return;
 	snprintf(build, sizeof(build), "b%ld (%s)", rd->lb.rows[0].build_number,
 		 rd->lb.rows[0].build_commit);
@@ -605,7 +662,7 @@ describe_run(struct state *st, const struct job *j, size_t seq,
 	r->model_label = xstrdup(m->label);
 	r->model_sha256 = st->model_sha[j->model] ?
 		xstrdup(st->model_sha[j->model]) : NULL;
-	r->runtime = xstrdup("llama.cpp");
+	r->runtime = xstrdup(m->runtime);
 	r->seq = (int64_t)seq;
 	r->started_at = xmalloc(21);
 	utc_now(r->started_at);
@@ -613,21 +670,56 @@ describe_run(struct state *st, const struct job *j, size_t seq,
 	r->env_json = env_json(env, (const char *const *)v->env_unset);
 	bundle_run_paths((int)seq, v->name, m->name, &r->stdout_path,
 			 &r->stderr_path);
+	if (job_mlx(st, j)) {
+		/* MLX-LM prints text, not jsonl */
+		char *dot = strrchr(r->stdout_path, '.'), *txt;
+
+		txt = xstrfmt("%.*s.txt", (int)(dot - r->stdout_path),
+			      r->stdout_path);
+		free(r->stdout_path);
+		r->stdout_path = txt;
+	}
 }
 
-/* llama-bench -m MODEL ARGS... -o jsonl */
+/*
+ * The process of a job: llama-bench -m MODEL ARGS... -o jsonl, or
+ * MLX-LM's COMMAND... --model MODEL -p P -g G -n TRIALS ARGS...
+ */
 static const char **
-lb_argv(const struct state *st, const struct job *j)
+job_argv(const struct state *st, const struct job *j)
 {
 	const struct plan *p = st->p;
 	const struct plan_variant *v = &p->variants[j->variant];
-	size_t n = 0, na = 0, i;
+	size_t ti = target_index(p, v->target), n = 0, na = 0, i;
 	const char **argv;
 
+	if (job_mlx(st, j)) {
+		const char *const *c = (const char *const *)p->mlx_command;
+
+		for (i = 0; c[i]; i++)
+			n++;
+		for (i = 0; p->mlx_args[i]; i++)
+			n++;
+		argv = xcalloc(n + 9, sizeof(char *));
+		argv[na++] = st->mlx[ti].path;
+		for (i = 1; c[i]; i++)
+			argv[na++] = c[i];
+		argv[na++] = "--model";
+		argv[na++] = p->models[j->model].path;
+		argv[na++] = "-p";
+		argv[na++] = st->counts[0];
+		argv[na++] = "-g";
+		argv[na++] = st->counts[1];
+		argv[na++] = "-n";
+		argv[na++] = st->counts[2];
+		for (i = 0; p->mlx_args[i]; i++)
+			argv[na++] = p->mlx_args[i];
+		return argv;
+	}
 	while (p->args[n])
 		n++;
 	argv = xcalloc(n + 6, sizeof(char *));
-	argv[na++] = st->lbs[target_index(p, v->target)].path;
+	argv[na++] = st->lbs[ti].path;
 	argv[na++] = "-m";
 	argv[na++] = p->models[j->model].path;
 	for (i = 0; i < n; i++)
@@ -649,7 +741,7 @@ run_one(struct state *st, const struct job *j, size_t seq)
 	struct run_data rd = { 0 };
 	struct transport_cmd tc = { 0 };
 	struct proc pr = PROC_INIT;
-	const char **argv = lb_argv(st, j), **env;
+	const char **argv = job_argv(st, j), **env;
 	char *inj = NULL, *out_path, *err_path;
 	int ret = -1, write_failed;
 
@@ -736,11 +828,24 @@ finish(struct state *st, int store_failed)
 	if (store_session_finish(st->s, st->sum->session_id,
 				 st->sum->status) < 0)
 		ret = -1;
-	/* The content hash makes an import of this session's bundle a no-op. */
+	/*
+	 * The content hash makes an import of this session's bundle a no-op.
+	 * Another session with the same content (every process failing alike,
+	 * say) already answers for it: then this one keeps none.
+	 */
 	if (store_session_load(st->s, st->sum->session_id, &d) == 0) {
-		bundle_content_hash(&d, id);
-		if (store_session_set_hash(st->s, st->sum->session_id, id) < 0)
-			ret = -1;
+		int64_t other;
+		int rc;
+
+		/* no run, no identity: empty sessions never collide */
+		if (bundle_content_hash(&d, id)) {
+			rc = store_session_find_hash(st->s, id, &other);
+			if (rc < 0 || (rc == 0 &&
+				       store_session_set_hash(st->s,
+							      st->sum->session_id,
+							      id) < 0))
+				ret = -1;
+		}
 		session_data_release(&d);
 	} else {
 		ret = -1;
@@ -756,6 +861,8 @@ state_release(struct state *st)
 
 	for (i = 0; st->lbs && i < p->ntargets; i++)
 		tool_release(&st->lbs[i]);
+	for (i = 0; st->mlx && i < p->ntargets; i++)
+		tool_release(&st->mlx[i]);
 	for (i = 0; st->fps && i < p->ntargets; i++)
 		free(st->fps[i]);
 	for (i = 0; st->model_sha && i < p->nmodels; i++)
@@ -765,6 +872,7 @@ state_release(struct state *st)
 		free(st->probe[i].p);
 	}
 	free(st->lbs);
+	free(st->mlx);
 	free(st->fps);
 	free(st->env_ids);
 	free(st->macos);
@@ -782,7 +890,7 @@ run_session(struct store *s, const struct plan *p, const struct run_opts *o,
 	struct state st = { .s = s, .p = p, .o = o, .sum = sum };
 	struct buf warnings = BUF_INIT;
 	struct job *jobs = NULL;
-	size_t njobs = 0, i;
+	size_t njobs = 0, i, k;
 	int rc, nwarn = 0, store_failed = 0;
 	char *runs = xstrfmt("%s/runs", o->bundle_dir);
 
@@ -800,13 +908,25 @@ run_session(struct store *s, const struct plan *p, const struct run_opts *o,
 	if (run_probes(&st) < 0)
 		store_failed = 1;
 	jobs = schedule(p, o->seed, &njobs);
+	/* A runtime-bound variant skips the other runtime's models. */
+	for (i = k = 0; i < njobs; i++)
+		if (plan_runs(p, jobs[i].model, jobs[i].variant))
+			jobs[k++] = jobs[i];
+	njobs = k;
 	st.total = sum->processes = njobs;
 	{
 		struct run_event e = { .kind = RUN_EV_SESSION };
-		char *text = xstrfmt("%s order, seed %llu, llama-bench %s (%s)",
-				     p->interleaved ? "interleaved" : "grouped",
-				     (unsigned long long)o->seed,
-				     st.lbs[0].path, st.lbs[0].where);
+		const struct tool *t0 = NULL;
+		char *text;
+
+		for (i = 0; i < p->ntargets && !t0; i++)
+			t0 = st.lbs[i].path ? &st.lbs[i] : NULL;
+		for (i = 0; i < p->ntargets && !t0; i++)
+			t0 = st.mlx[i].path ? &st.mlx[i] : NULL;
+		text = xstrfmt("%s order, seed %llu, %s %s (%s)",
+			       p->interleaved ? "interleaved" : "grouped",
+			       (unsigned long long)o->seed, t0 ? t0->name : "",
+			       t0 ? t0->path : "", t0 ? t0->where : "");
 		e.session = sum->session_id;
 		e.total = njobs;
 		e.text = text;

@@ -38,4 +38,47 @@ int target_fingerprint(const struct plan_target *t, char **fp,
 /* A merged transport's stdout: keeps what comes before the separator. */
 void target_cut_merged(const struct transport_cmd *tc, struct buf *out);
 
+/*
+ * The network address of a remote target, for scp: ssh's host; lume's
+ * `lume get VM -f json` ipAddress; tart's `tart ip VM`. *addr is
+ * malloc'd. 0, or -1 after error() (the VM is not running, no address).
+ */
+int target_address(const struct plan_target *t, char **addr);
+
+/*
+ * Copies the local file src to dst on target t and checks what arrived:
+ * a local target by a copy here; a remote one by scp to
+ * target_address() as the target's user (lume's default "lume", tart's
+ * "admin") with its ssh_options, into DST.part, then `mv` into place
+ * over the transport. The file's SHA-256 on the target must be sha256
+ * (the local file's). executable: mode 755 instead of 644. 0, or -1
+ * after error().
+ */
+int target_install_file(const struct plan_target *t, const char *src,
+			const char *dst, int executable, const char *sha256);
+
+/* One finding of target_doctor(). */
+struct target_check {
+	char *name;          /* "vm", "reachable", "llama-bench", "shim(VARIANT)", … */
+	const char *status;  /* "ok", "warning", "missing", "error", "mismatch" */
+	char *detail;        /* one line */
+	char *fix;           /* what to do, or NULL */
+};
+
+/*
+ * Checks what running plan p needs on its target t, in order: the
+ * transport's program here (ssh, lume, tart); the VM running with an
+ * address (lume get, tart list); the target reachable through the
+ * transport; SIP (macOS targets); llama-bench (or MLX-LM's benchmark)
+ * there with its version; each injected library's SHA-256 against the
+ * plan's pin; each probe program; each model file. Stops after a check
+ * that leaves the rest meaningless (program missing, VM down,
+ * unreachable). Appends to *v (n entries; free with
+ * target_checks_free()).
+ */
+struct plan;
+void target_doctor(const struct plan *p, const struct plan_target *t,
+		   struct target_check **v, size_t *n);
+void target_checks_free(struct target_check *v, size_t n);
+
 #endif

@@ -188,6 +188,11 @@ tool_find(const char *name, const char *explicit, struct tool *t)
 		char real[PATH_MAX];
 
 		path = xstrfmt("%s/../.llama/bin/%s", dir, name);
+		if (!is_executable(path)) {
+			/* installed: make install links the provisioned tools */
+			free(path);
+			path = xstrfmt("%s/../libexec/shimbench/%s", dir, name);
+		}
 		free(dir);
 		if (is_executable(path)) {
 			/* Tidy "build/../.llama" into the repository path. */

@@ -10,7 +10,9 @@
  *   3. "PATH"      the name on $PATH
  *   4. "prefix"    the provisioned wrapper .llama/bin/NAME (make llama-bench),
  *                  in the current directory, then beside the shimbench
- *                  executable (<exe dir>/../.llama/bin/NAME)
+ *                  executable (<exe dir>/../.llama/bin/NAME), then the link
+ *                  make install puts beside an installed one
+ *                  (<exe dir>/../libexec/shimbench/NAME)
  *   5. "homebrew"  macOS only: $HOMEBREW_PREFIX/bin, /opt/homebrew/bin,
  *                  /usr/local/bin
  *

@@ -61,7 +61,7 @@ elif need_shared "html report of the published evidence"; then
 	grep_in "$WORK/dom.html" "<td class=\"num\">11.08×</td>" "rendered page shows the 11.08× speedup"
 	grep_in "$WORK/dom.html" "<td class=\"num\">16.36×</td>" "and the 16.36× speedup"
 	n=$(grep -o "<svg" "$WORK/dom.html" | wc -l)
-	[ "$n" -eq 2 ] && ok "two charts in the rendered DOM" || not_ok "charts in the DOM: $n"
+	[ "$n" -eq 3 ] && ok "three charts in the rendered DOM" || not_ok "charts in the DOM: $n"
 	# shellcheck disable=SC2086
 	timeout 120 "$CHROME" $flags --window-size=1200,1600 --screenshot="$WORK/ev.png" \
 		"file://$WORK/ev.html" >/dev/null 2>>"$WORK/chrome.err"

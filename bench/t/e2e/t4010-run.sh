@@ -64,6 +64,14 @@ expect_code 0 "bundle imports into an empty store" "$SHIMBENCH" --db "$WORK/rt.d
 check "round trip gives the identical report" cmp -s "$WORK/a.csv" "$WORK/b.csv"
 expect_code 0 "export of the session" "$SHIMBENCH" --db "$DB" export 1 "$WORK/exp"
 check "exported raw files equal the run's" diff -r "$WORK/b2/runs" "$WORK/exp/runs"
+expect_code 0 "the run's own bundle into its own store" "$SHIMBENCH" --db "$DB" import "$WORK/b2"
+grep_in "$WORK/out" "already imported as session 1" "counted once: it names the run's session"
+[ "$(count 'select count(*) from samples')" = 24 ] && ok "no sample counted twice" || not_ok "samples: $(count 'select count(*) from samples')"
+expect_code 2 "export into a non-empty directory" "$SHIMBENCH" --db "$DB" export 1 "$WORK/exp"
+grep_in "$WORK/err" "is not empty" "says why"
+expect_code 2 "run --bundle into a non-empty directory" "$SHIMBENCH" --db "$DB" run --bundle "$WORK/exp" "$WORK/two.json"
+grep_in "$WORK/err" "bundle directory '$WORK/exp' is not empty" "names the directory"
+[ "$(count 'select count(*) from sessions')" = 1 ] && ok "nothing stored by the refused run" || not_ok "refused run stored a session"
 
 # 3. A marker that never appears: unverified, excluded, exit 1.
 sed 's/"SHIMBENCH_TEST_MARKER_QUIET":"0"/"SHIMBENCH_TEST_MARKER_QUIET":"1"/; s/"processes":2/"processes":1/' \
@@ -157,6 +165,11 @@ JSON
 [ -d "$WORK/evidence/session-1" ] && ok "calibration run wrote its bundle" || not_ok "no calibration bundle"
 grep_in "$WORK/out" "here,tiny,pp32,3," "calibrated from the plan's 3 processes"
 [ "$(sqlite3 "$WORK/cal.db" 'select count(*) from noise')" = 2 ] && ok "noise floor stored for pp32 and tg8" || not_ok "noise rows: $(sqlite3 "$WORK/cal.db" 'select count(*) from noise')"
+(cd "$WORK" && expect_code 0 "a run of another store from the same directory" "$SHIMBENCH" --db "$WORK/other.db" --quiet run "$WORK/aa.json")
+[ -d "$WORK/evidence/session-1-2" ] && [ -f "$WORK/evidence/session-1/SHA256SUMS" ] &&
+	ok "its bundle is session-1-2: the first store's session-1 is untouched" ||
+	not_ok "default bundle names collided: $(ls "$WORK/evidence")"
+(cd "$WORK/evidence/session-1" && sha256sum -c --quiet SHA256SUMS) && ok "session-1 still verifies" || not_ok "session-1 changed"
 expect_code 2 "calibrate PLAN and --from together" "$SHIMBENCH" --db "$WORK/cal.db" calibrate --from session=1 "$WORK/aa.json"
 
 # 9. SIGINT stops the current child, keeps completed runs, stores the

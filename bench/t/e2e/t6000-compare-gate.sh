@@ -19,6 +19,8 @@ else
 		"$OSU/base" "$OSU/slow"
 	expect_code 0 "compare base and slow sessions" SB compare session=1 session=2 --format csv
 	grep_in "$WORK/out" "calib tg32," "tg32 compared"
+	check "p is never printed as 0 (100 vs 100 separated: far below 1e-16)" \
+		awk -F, 'NR > 1 && ($7 == "0" || $7 == "" || $7 + 0 > 1e-16) { exit 1 }' "$WORK/out"
 	expect_code 0 "compare again, same seed" SB compare session=1 session=2 --format csv
 	cp "$WORK/out" "$WORK/c1"
 	expect_code 0 "compare, same seed once more" SB compare session=1 session=2 --format csv
@@ -80,6 +82,9 @@ if need_shared "gate on the published evidence"; then
 	check "both workloads faster, ratio > 10" python3 -c "
 import json; d = json.load(open('$WORK/out'))
 assert len(d) == 2 and all(r['verdict'] == 'faster' and r['ratio'] > 10 for r in d)"
+	check "10 vs 10 separated samples: the exact p, 2/C(20,10)" python3 -c "
+import json; d = json.load(open('$WORK/out'))
+assert all(abs(r['p_mwu'] / (2 / 184756) - 1) < 1e-2 for r in d)"
 	expect_code 1 "stock vs shim the other way: regression" \
 		SB gate --baseline session=1,runtime=llama.cpp,variant=shim --candidate session=1,runtime=llama.cpp,variant=stock
 	expect_code 0 "shim floor 5x holds, every shim run verified" \

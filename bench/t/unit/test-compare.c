@@ -402,12 +402,60 @@ test_gate_huge_samples(void)
 	cmp_side_release(&sb);
 }
 
+/*
+ * The bootstrap reads each resample's median off counts, or selects it
+ * among the values in a window around the earlier medians: either must
+ * be exactly the median of the gathered resample, for one or many
+ * processes, short or long, with ties, with and without a process
+ * effect, with lengths that differ, over enough draws to place the
+ * window and to miss it.
+ */
+static void
+test_boot_draw(void)
+{
+	static const struct { int k, r; double effect; int ties; } shapes[] = {
+		{ 1, 1, 0, 0 }, { 1, 10, 0.05, 0 }, { 1, 5001, 0.05, 1 },
+		{ 3, 10, 0, 1 }, { 3, 10, 0.05, 0 }, { 2, 7, 0.2, 1 },
+		{ 7, 3000, 0.05, 0 }, { 40, 200, 0.03, 1 }, { 2000, 5, 0.05, 1 },
+		{ 500, 20, 0.01, 0 }, { 9, 1, 0.05, 0 }, { 2, 2, 0.5, 0 },
+	};
+	struct rng g;
+	size_t q;
+	int bad = 0;
+
+	rng_seed(&g, 17);
+	for (q = 0; q < ARRAY_SIZE(shapes); q++) {
+		struct cmp_side s = { 0 };
+		double *x = malloc((size_t)shapes[q].r * 2 * sizeof(double));
+		int i, j, b;
+
+		for (i = 0; i < shapes[q].k; i++) {
+			int len = shapes[q].r + (i % 3 == 1 ? shapes[q].r : 0);
+
+			for (j = 0; j < len; j++) {
+				x[j] = 100 * (1 + 0.02 * rng_normal(&g));
+				if (shapes[q].ties)
+					x[j] = round(x[j]);
+			}
+			cmp_side_add(&s, i + 1, x, (size_t)len);
+		}
+		b = cmp_boot_check(&s, shapes[q].effect, q + 1, 60);
+		if (b)
+			printf("  shape %zu: %d of 60 draws differ\n", q, b);
+		bad += b;
+		free(x);
+		cmp_side_release(&s);
+	}
+	CHECK(bad == 0);
+}
+
 static const struct test_case tests[] = {
 	{ "normal cdf and quantile", test_normal },
 	{ "mann-whitney u", test_mwu },
 	{ "mann-whitney u: never 0", test_mwu_never_zero },
 	{ "hodges-lehmann against brute force", test_hl },
 	{ "selection", test_select },
+	{ "bootstrap medians: counted and selected", test_boot_draw },
 	{ "seeded hierarchical bootstrap", test_bootstrap_seeded },
 	{ "within and between cv", test_cv },
 	{ "identical processes", test_paired },

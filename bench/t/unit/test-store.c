@@ -78,7 +78,7 @@ test_store_roundtrip(void)
 	CHECK(store_schema_version(s) >= 2);
 	sr.kind = (char *)"run";
 	sr.started_at = (char *)"2026-12-02T00:00:00Z";
-	sr.status = (char *)"running";
+	sr.status = (char *)"ok";
 	sr.content_hash = (char *)"abc";
 	CHECK(store_session_add(s, &sr, &sid) == 0);
 	CHECK(store_environment_add(s, sid, "here",
