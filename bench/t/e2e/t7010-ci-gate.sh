@@ -105,26 +105,24 @@ grep_in "$GITHUB_STEP_SUMMARY" "**Neutral** (not a failure)" "neutral in the sum
 export GITHUB_RUN_ID=102
 step "run-study.sh, the next run" 0 "$CI/run-study.sh" "$WORK/plan.json"
 [ "$(out_of session)" = 2 ] && ok "output session=2" || not_ok "session output: $(out_of session)"
-# Three samples a side are fewer than the gate's --min-samples: inconclusive.
-export SHIMBENCH_NEUTRAL_CHECK=1 GITHUB_REPOSITORY=owner/repo GITHUB_SHA=0123abc FAKE_GH_LOG=$WORK/gh.log
-step "gate.sh: no OS update, gated against the previous run; inconclusive is neutral" 0 "$CI/gate.sh"
-grep_in "$WORK/out" "gating against session=latest~1" "says which baseline"
-[ "$(out_of verdict)" = inconclusive ] && ok "verdict inconclusive" || not_ok "verdict: $(out_of verdict)"
-[ "$(out_of exit-code)" = 4 ] && ok "gate's own exit code 4 in the outputs" || not_ok "exit-code: $(out_of exit-code)"
+# The verdict of two quick runs depends on the machine's noise; the
+# job's result must follow it: red only for a regression.
+: >"$GITHUB_OUTPUT"
+sh "$CI/gate.sh" >"$WORK/out" 2>"$WORK/err"
+rc=$?
+grep_in "$WORK/out" "gating against session=latest~1" "gate.sh: no OS update: gated against the previous run"
 [ "$(out_of baseline)" = "session=latest~1" ] && ok "output baseline" || not_ok "baseline: $(out_of baseline)"
-grep_in "$WORK/out" "::warning title=shimbench gate: neutral::INCONCLUSIVE" "a warning with the reason, not an error"
-grep_in "$GITHUB_STEP_SUMMARY" "**Neutral** (not a failure): INCONCLUSIVE" "neutral in the summary"
-grep_in "$WORK/gh.log" "repos/owner/repo/check-runs" "a check run is posted"
-grep_in "$WORK/gh.log" "conclusion=neutral" "with conclusion neutral"
-grep_in "$WORK/gh.log" "head_sha=0123abc" "on the commit"
-unset SHIMBENCH_NEUTRAL_CHECK
+case "$(out_of verdict):$rc" in
+regression:1|pass:0|inconclusive:0) ok "verdict $(out_of verdict), exit $rc" ;;
+*) not_ok "verdict $(out_of verdict) with exit $rc" ;;
+esac
 check "JUnit written and valid" xmllint --noout --schema "$FIXTURES/junit.xsd" "$WORK/state/gate/junit.xml"
 grep_in "$GITHUB_STEP_SUMMARY" "### shimbench gate:" "the gate's table in the summary"
 check "the run's bundles are kept in the state directory" test -d "$WORK/state/bundles/mac-a-102-1"
 GITHUB_RUN_ID=102 step "a re-run of the same attempt takes a new bundle name" 0 "$CI/run-study.sh" "$WORK/plan.json"
 [ "$(out_of label)" = mac-a-102-1-2 ] && ok "label mac-a-102-1-2" || not_ok "label: $(out_of label)"
 
-# --- an OS update that regressed: red ----------------------------------------------
+# --- across an OS update: a regression is red, an undecided gate neutral ---------
 OSU=$FIXTURES/os-update
 if [ -f "$OSU/base.mapping.json" ]; then
 	export SHIMBENCH_STATE=$WORK/osu
@@ -138,6 +136,23 @@ if [ -f "$OSU/base.mapping.json" ]; then
 	grep_in "$WORK/out" "::error title=shimbench gate: regression::FAIL, 2 regressions" "an error annotation naming them"
 	check "JUnit has the failures" test "$(grep -c '<failure ' "$WORK/osu/gate/junit.xml")" = 2
 	grep_in "$GITHUB_STEP_SUMMARY" "shimbench gate: FAIL" "the summary says FAIL"
+	# prove mode, 15 %: pp128 is 13.8 % slower, no regression beyond 15 %,
+	# but within 15 % cannot be shown either: inconclusive (exit 4).
+	export SHIMBENCH_NEUTRAL_CHECK=1 GITHUB_REPOSITORY=owner/repo GITHUB_SHA=0123abc FAKE_GH_LOG=$WORK/gh.log
+	: >"$GITHUB_STEP_SUMMARY"
+	step "gate.sh: an inconclusive gate is neutral, not red" 0 \
+		SHIMBENCH_GATE_ARGS="--mode prove --threshold 15" "$CI/gate.sh"
+	[ "$(out_of verdict)" = inconclusive ] && ok "verdict inconclusive" || not_ok "verdict: $(out_of verdict)"
+	[ "$(out_of exit-code)" = 4 ] && ok "gate's own exit code 4 in the outputs" || not_ok "exit-code: $(out_of exit-code)"
+	grep_in "$WORK/out" "::warning title=shimbench gate: neutral::INCONCLUSIVE, 1 of 2 checks undecided" "a warning with the reason, not an error"
+	check "no error annotation" sh -c "! grep -q '^::error' '$WORK/out'"
+	grep_in "$GITHUB_STEP_SUMMARY" "**Neutral** (not a failure): INCONCLUSIVE" "neutral in the summary"
+	grep_in "$WORK/osu/gate/junit.xml" "<error " "JUnit marks the undecided check as an error, not a failure"
+	grep_in "$WORK/gh.log" "repos/owner/repo/check-runs" "a check run is posted"
+	grep_in "$WORK/gh.log" "conclusion=neutral" "with conclusion neutral"
+	grep_in "$WORK/gh.log" "head_sha=0123abc" "on the commit"
+	grep_in "$WORK/gh.log" "output[title]=INCONCLUSIVE" "titled with the reason"
+	unset SHIMBENCH_NEUTRAL_CHECK
 	export SHIMBENCH_STATE=$WORK/state
 else
 	skip "the OS-update gate paths: bench/t/fixtures/os-update is absent"
