@@ -100,6 +100,7 @@ cp "$WORK/www/$REL/fake.gguf" "$F.part"
 : >"$WORK/http.log"
 expect_code 0 "a complete .part is verified, not fetched" fetch --url "$BASE" fake
 check "no request" test ! -s "$WORK/http.log"
+grep_in "$WORK/out" "an earlier fetch had downloaded it all" "says where the bytes came from"
 
 # --- mismatches: the download is deleted, the error names both hashes.
 rm -f "$F"
