@@ -71,8 +71,8 @@ for spec in ${SHIMBENCH_VMS:-}; do
 			ci_annotate error "provision" "$tool VM '$vm' not ready after ${wait_s}s"
 			exit 3
 		fi
-		sleep 2
-		t=$((t + 2))
+		sleep 1
+		t=$((t + 1))
 	done
 	say "$tool VM '$vm' is ready"
 done

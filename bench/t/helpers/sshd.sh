@@ -5,7 +5,8 @@
 #   SSHD_PORT       the port
 #   SSH_KEY         the client's private key
 #   SSH_OPTS        ssh/scp options as a JSON array body for a plan's
-#                   ssh_options (port, key, a private known_hosts file)
+#                   ssh_options (port, key, a private known_hosts file,
+#                   a shared master connection: SSH_MUX)
 # and replaces the EXIT trap with one that also stops the server.
 SSHD_PID=
 start_sshd() {
@@ -36,7 +37,9 @@ CONF
 	SSHD_PID=$!
 	trap 'kill $SSHD_PID 2>/dev/null; rm -rf "$WORK"' EXIT
 	SSH_KEY=$WORK/sshd-userkey
-	SSH_OPTS="\"-o\",\"Port=$SSHD_PORT\",\"-i\",\"$SSH_KEY\",\"-o\",\"UserKnownHostsFile=$WORK/sshd-known_hosts\",\"-o\",\"StrictHostKeyChecking=accept-new\",\"-o\",\"IdentitiesOnly=yes\""
+	# One master connection carries the test's many short commands.
+	SSH_MUX="\"-o\",\"ControlMaster=auto\",\"-o\",\"ControlPath=$WORK/cm-%C\",\"-o\",\"ControlPersist=20\""
+	SSH_OPTS="\"-o\",\"Port=$SSHD_PORT\",\"-i\",\"$SSH_KEY\",\"-o\",\"UserKnownHostsFile=$WORK/sshd-known_hosts\",\"-o\",\"StrictHostKeyChecking=accept-new\",\"-o\",\"IdentitiesOnly=yes\",$SSH_MUX"
 	for _ in $(seq 50); do
 		ssh -o BatchMode=yes -i "$SSH_KEY" -o UserKnownHostsFile="$WORK/sshd-known_hosts" \
 			-o StrictHostKeyChecking=accept-new -p "$SSHD_PORT" "$(id -un)@127.0.0.1" true 2>/dev/null && return 0
