@@ -106,7 +106,7 @@ sessions_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (rc)
 		return rc < 0 ? EXIT_USAGE : EXIT_OK;
 	free(args);
-	if (cmd_open_store_readonly(ctx, &s, 0) < 0)
+	if (cmd_open_store_readonly(ctx, &s) < 0)
 		return EXIT_ENV;
 	ret = o.last ? last(s) : list(s, o.format);
 	store_close(s);
