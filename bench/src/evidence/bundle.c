@@ -245,6 +245,7 @@ read_member(struct reader *rd, const char *name, struct rec_blob *out,
 {
 	const struct sums_entry *e;
 	struct buf msg = BUF_INIT;
+	struct stat st;
 	char *what;
 	int fd, rc;
 
@@ -253,6 +254,14 @@ read_member(struct reader *rd, const char *name, struct rec_blob *out,
 	if (!safe_name(name))
 		return error("'%s': file name '%s' leaves the directory or is "
 			     "not a plain relative name", rd->dir, name);
+	/* Incomplete evidence is a failed check, as a mismatch is, and
+	 * --allow-tampered cannot import what is not there. */
+	if (fstatat(rd->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno == ENOENT) {
+		error("'%s/%s' is missing%s; refusing the import", rd->dir, name,
+		      sums_find(&rd->sums, name) ? " (SHA256SUMS lists it)" : "");
+		return -2;
+	}
 	fd = open_inside(rd, name);
 	if (fd < 0)
 		return -1;
