@@ -988,6 +988,7 @@ write_member(struct writer *wr, const char *name, const char *data,
 {
 	const struct written *prev = find_written(wr, name);
 	char sha[65], have[65], *path, *slash;
+	struct stat st;
 	int ret = -1;
 
 	if (!safe_name(name))
@@ -1009,6 +1010,13 @@ write_member(struct writer *wr, const char *name, const char *data,
 	if (mkdir_p(path) < 0)
 		goto cleanup;
 	*slash = '/';
+	/* A bundle holds regular files only: never write through a link
+	 * (out of the directory) or into a FIFO or device (--force). */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		error("'%s' is %s; a bundle holds regular files only", path,
+		      S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+		goto cleanup;
+	}
 	if (!(file_exists(path) && hash_file_sha256(path, have) == 0 &&
 	      !strcmp(have, sha)) &&
 	    write_file_atomic(path, data, len) < 0)

@@ -58,6 +58,16 @@ grep_in "$WORK/err" "is not empty" "says why"
 [ "$(ls full)" = old.txt ] && ok "nothing written into it" || not_ok "wrote into it: $(ls full)"
 expect_code 0 "run --bundle DIR --force writes into it" "$SHIMBENCH" --db A.db --quiet run --bundle full --force ../p.json
 [ -f full/old.txt ] && [ -f full/SHA256SUMS ] && ok "with --force: the bundle beside the old file" || not_ok "--force"
+mkdir -p linked && echo precious >precious.txt && ln -s "$PWD/precious.txt" linked/README.md
+expect_code 3 "run --bundle --force into a directory whose README.md links out" \
+	"$SHIMBENCH" --db A.db --quiet run --bundle linked --force ../p.json
+grep_in "$WORK/err" "is a symbolic link; a bundle holds regular files only" "the link is refused"
+[ "$(cat precious.txt)" = precious ] && [ -L linked/README.md ] && ok "the file it links to is untouched" ||
+	not_ok "wrote through the link"
+mkdir -p withfifo && mkfifo withfifo/results.csv
+expect_code 3 "run --bundle --force into a directory with a FIFO member" \
+	timeout 20 "$SHIMBENCH" --db A.db --quiet run --bundle withfifo --force ../p.json
+[ -p withfifo/results.csv ] && ok "the FIFO is refused, not written or replaced" || not_ok "FIFO member"
 expect_code 3 "export into a non-empty directory is refused" "$SHIMBENCH" --db A.db export 1 evidence/session-1
 grep_in "$WORK/err" "is not empty" "export says why"
 [ "$(cd evidence/session-1 && cat SHA256SUMS | sha256sum)" = "$sum_before" ] && ok "the existing bundle untouched" || not_ok "export overwrote a bundle"
