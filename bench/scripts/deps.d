@@ -17,3 +17,8 @@ c:chromium                chromium              -
 # remote targets: the ssh transport's tests run a real sshd on loopback
 c:ssh                     openssh-client        -
 f:/usr/sbin/sshd          openssh-server        -
+# fuzzing (make fuzz, bench/scripts/fuzz.sh): clang-14's libFuzzer and
+# sanitizer runtimes (the path is x86-64's; make check only replays the
+# corpora, with the compiler's own sanitizers)
+c:clang-14                clang-14              -
+f:/usr/lib/clang/14/lib/linux/libclang_rt.fuzzer-x86_64.a  libclang-rt-14-dev  -
