@@ -282,6 +282,15 @@ for cmd in "sessions" "report" "report --format csv" "sessions --format csv"; do
 done
 on_tty tty.out "$SHIMBENCH" --db hostile.db sessions
 grep_in tty.out '\x1b]0;pwned\x07' "the escape is shown as text"
+for dest in /dev/stdout /dev/tty /dev/fd/1; do
+	on_tty tty.out "$SHIMBENCH" --db hostile.db report -o "$dest"
+	if LC_ALL=C grep -q "$(printf '\033')" tty.out; then
+		not_ok "report -o $dest on a terminal: a raw escape"
+	else
+		grep -q '\\x1b' tty.out && ok "report -o $dest on a terminal: escapes shown, not obeyed" ||
+			not_ok "report -o $dest on a terminal: the label is missing"
+	fi
+done
 "$SHIMBENCH" --db hostile.db sessions --format csv >pipe.out
 LC_ALL=C grep -q "$(printf '\033')" pipe.out && ok "into a pipe the label's bytes are kept" || not_ok "bytes lost in a pipe"
 python3 -c "
