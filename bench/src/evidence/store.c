@@ -5,6 +5,7 @@
 #include "base/files.h"
 #include "base/util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -399,7 +400,8 @@ store_open_readonly(struct store **out, const char *path)
 		if (open_ro(s, "mode=ro&immutable=1", &rofs) < 0) {
 			if (rofs)
 				error("cannot read store '%s': %s", path,
-				      "permission denied");
+				      access(path, R_OK) < 0 ? strerror(errno) :
+				      "not a database that can be opened");
 			goto fail;
 		}
 	}
