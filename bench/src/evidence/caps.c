@@ -207,12 +207,14 @@ cuda_device(struct json *root, char *line)
 {
 	struct json *dev, *cuda = child(root, "cuda");
 	char *p = strstr(line, "Device "), *name, *comma, *q;
-	int idx, major, minor;
+	int idx, major, minor, n = 0;
 	long vram;
 
-	if (!p || sscanf(p, "Device %d:", &idx) != 1)
+	/* sscanf counts %d before it checks the ':': check it here (a line
+	 * without one made strchr() return NULL, and this crashed) */
+	if (!p || sscanf(p, "Device %d%n", &idx, &n) != 1 || p[n] != ':')
 		return;
-	name = strchr(p, ':') + 1;
+	name = p + n + 1;
 	comma = strstr(name, ", compute capability");
 	dev = json_new_object();
 	json_set_num(dev, "index", idx);
