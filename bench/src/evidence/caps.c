@@ -224,7 +224,7 @@ cuda_device(struct json *root, char *line)
 		if (sscanf(comma + 1, " compute capability %d.%d", &major,
 			   &minor) == 2)
 			json_set_num(dev, "compute_capability",
-				     major * 10 + minor);
+				     major * 10.0 + minor);   /* no int overflow */
 		if ((q = strstr(comma + 1, "VMM: ")))
 			json_set_bool(dev, "vmm", !strncmp(q + 5, "yes", 3));
 		if ((q = strstr(comma + 1, "VRAM: ")) &&
