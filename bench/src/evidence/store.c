@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -127,6 +128,28 @@ exec_sql(struct store *s, const char *sql)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * exec_sql() for statements that can meet SQLITE_BUSY without the busy
+ * handler being asked: switching a new store to WAL while other
+ * processes open it too (SQLite gives up at once where waiting could
+ * deadlock). Retried for as long as the busy timeout would wait.
+ */
+static int
+exec_sql_retry(struct store *s, const char *sql)
+{
+	double give_up = mono_now() + 10;
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	int rc;
+
+	while ((rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL)) == SQLITE_BUSY ||
+	       rc == SQLITE_LOCKED) {
+		if (mono_now() > give_up)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	return rc == SQLITE_OK ? 0 : exec_sql(s, sql);
 }
 
 static sqlite3_stmt *
@@ -335,7 +358,7 @@ store_open(struct store **out, const char *path)
 	if (exec_sql(s, "PRAGMA foreign_keys=ON") < 0)
 		goto fail;
 	/* A file that is not a database fails here, not later. */
-	if (exec_sql(s, "PRAGMA journal_mode=WAL") < 0)
+	if (exec_sql_retry(s, "PRAGMA journal_mode=WAL") < 0)
 		goto fail;
 	if (exec_sql(s, "PRAGMA synchronous=NORMAL") < 0 || migrate(s) < 0)
 		goto fail;

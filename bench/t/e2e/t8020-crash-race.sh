@@ -4,7 +4,7 @@
 # intact store in which no partial session counts, and repeating the
 # command completes the work; 8 concurrent imports of the same content
 # store it once. CRASH_MOMENTS (default 10 per command) and RACE_TRIALS
-# (default 3) set the sizes; bench/scripts/crash-test.sh runs the long
+# (default 6) set the sizes; bench/scripts/crash-test.sh runs the long
 # version (50 moments each) and prints the figures for BENCHMARKS.md.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-integrity.sh"
@@ -12,7 +12,7 @@
 need_shared "crash safety" || { test_done; exit $?; }
 cd "$WORK" || exit 1
 MOMENTS=${CRASH_MOMENTS:-10}
-TRIALS=${RACE_TRIALS:-3}
+TRIALS=${RACE_TRIALS:-6}
 SEED=${CRASH_SEED:-$$}
 RANDOM=$SEED
 echo "# seed $SEED, $MOMENTS moments per command, $TRIALS race trials"
