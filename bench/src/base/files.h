@@ -22,6 +22,8 @@
  *    through, never replaced, whoever runs it;
  *  - /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: written to
  *    that descriptor of this process;
+ *  - either of the last two on a terminal: control characters shown as
+ *    escapes (buf_add_term_safe()), never sent raw;
  *  - a directory, block device or socket: refused;
  *  - a file registered with files_protect() (the store): refused.
  */

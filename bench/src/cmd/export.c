@@ -281,7 +281,7 @@ export_main(int argc, char **argv, struct cmd_ctx *ctx)
 				      "directory (or --force)", args[1]);
 		goto cleanup;
 	}
-	if (cmd_open_store_readonly(ctx, &s, 0) < 0) {
+	if (cmd_open_store_readonly(ctx, &s) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}

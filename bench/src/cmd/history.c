@@ -112,7 +112,7 @@ history_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (selection_parse(o.select, &probe) < 0)
 		return EXIT_USAGE;
 	selection_free(&probe);
-	if (cmd_open_store_readonly(ctx, &s, 0) < 0 ||
+	if (cmd_open_store_readonly(ctx, &s) < 0 ||
 	    workload_history(s, o.select, o.p, (uint64_t)o.seed, &h) < 0) {
 		workload_history_release(&h);
 		store_close(s);

@@ -246,6 +246,7 @@ read_member(struct reader *rd, const char *name, struct rec_blob *out,
 {
 	const struct sums_entry *e;
 	struct buf msg = BUF_INIT;
+	struct stat st;
 	char *what;
 	int fd, rc;
 
@@ -254,6 +255,14 @@ read_member(struct reader *rd, const char *name, struct rec_blob *out,
 	if (!safe_name(name))
 		return error("'%s': file name '%s' leaves the directory or is "
 			     "not a plain relative name", rd->dir, name);
+	/* Incomplete evidence is a failed check, as a mismatch is, and
+	 * --allow-tampered cannot import what is not there. */
+	if (fstatat(rd->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno == ENOENT) {
+		error("'%s/%s' is missing%s; refusing the import", rd->dir, name,
+		      sums_find(&rd->sums, name) ? " (SHA256SUMS lists it)" : "");
+		return -2;
+	}
 	fd = open_inside(rd, name);
 	if (fd < 0)
 		return -1;
@@ -982,6 +991,7 @@ write_member(struct writer *wr, const char *name, const char *data,
 {
 	const struct written *prev = find_written(wr, name);
 	char sha[65], have[65], *path, *slash;
+	struct stat st;
 	int ret = -1;
 
 	if (!safe_name(name))
@@ -1003,6 +1013,13 @@ write_member(struct writer *wr, const char *name, const char *data,
 	if (mkdir_p(path) < 0)
 		goto cleanup;
 	*slash = '/';
+	/* A bundle holds regular files only: never write through a link
+	 * (out of the directory) or into a FIFO or device (--force). */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		error("'%s' is %s; a bundle holds regular files only", path,
+		      S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+		goto cleanup;
+	}
 	if (!(file_exists(path) && hash_file_sha256(path, have) == 0 &&
 	      !strcmp(have, sha)) &&
 	    write_file_atomic(path, data, len) < 0)
