@@ -68,7 +68,7 @@ mkdir -p withfifo && mkfifo withfifo/results.csv
 expect_code 3 "run --bundle --force into a directory with a FIFO member" \
 	timeout 20 "$SHIMBENCH" --db A.db --quiet run --bundle withfifo --force ../p.json
 [ -p withfifo/results.csv ] && ok "the FIFO is refused, not written or replaced" || not_ok "FIFO member"
-expect_code 3 "export into a non-empty directory is refused" "$SHIMBENCH" --db A.db export 1 evidence/session-1
+expect_code 2 "export into a non-empty directory is refused (a usage error, as for run --bundle)" "$SHIMBENCH" --db A.db export 1 evidence/session-1
 grep_in "$WORK/err" "is not empty" "export says why"
 [ "$(cd evidence/session-1 && cat SHA256SUMS | sha256sum)" = "$sum_before" ] && ok "the existing bundle untouched" || not_ok "export overwrote a bundle"
 cd "$WORK" || exit 1
@@ -165,12 +165,14 @@ if [ "$CAN_MOUNT" = 1 ]; then
 	[ "$passes" = 9 ] && ok "bundle on a full tmpfs (9 sizes):$outcomes" || not_ok "full tmpfs: $passes of 9"
 fi
 passes=0 outcomes=""
-for bytes in 0 10 100 500 1000 2000 3000 4000 6000 9000 20000; do
+# (the last points leave room for the whole bundle: raw files, bundle.json,
+# the report with its provenance, and the chart SVGs)
+for bytes in 0 10 100 500 1000 2000 4000 9000 20000 200000 2000000; do
 	with_full_disk "$WORK/pre$bytes" "$bytes" "$SHIMBENCH" --db "pre$bytes.db" --quiet run \
 		--bundle "$WORK/pre$bytes" p.json >out 2>err
 	full_disk_check "writes failing after $bytes bytes" "pre$bytes.db" "$WORK/pre$bytes" $?
 done
-[ "$passes" = 11 ] && ok "bundle writes failing after 0..20000 bytes (11 points):$outcomes" ||
+[ "$passes" = 11 ] && ok "bundle writes failing after 0..2000000 bytes (11 points):$outcomes" ||
 	not_ok "write failures: $passes of 11"
 case "$outcomes" in *failed*ok*) ok "both a failed and a complete bundle seen" ;; *) not_ok "outcomes:$outcomes" ;; esac
 
