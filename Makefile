@@ -6,6 +6,7 @@
 #   make install PREFIX=/usr/local   the binary, its data files, and links
 #                   to the provisioned llama-bench (see install.sh)
 #   make SANITIZE=address,undefined check   sanitizer build
+.DEFAULT_GOAL := all
 CC ?= cc
 PREFIX ?= /usr/local
 SANITIZE ?=
