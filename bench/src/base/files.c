@@ -131,7 +131,7 @@ check_protected(const char *path)
 
 /* ---- writing outputs --------------------------------------------------------- */
 
-static int
+int
 write_all(int fd, const char *what, const void *data, size_t len)
 {
 	const char *p = data;

@@ -51,6 +51,9 @@ int dir_exists(const char *path);
 /* 1 when dir is empty or does not exist, 0 when it holds an entry,
  * -1 when it cannot be read. */
 int dir_is_empty(const char *dir);
+/* Writes all of data to fd, going on after EINTR and short writes; 0, or
+ * -1 after error("cannot write 'WHAT': ..."). */
+int write_all(int fd, const char *what, const void *data, size_t len);
 
 /*
  * The directory of the running executable (via /proc/self/exe on Linux,
