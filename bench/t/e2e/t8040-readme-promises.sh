@@ -1,9 +1,8 @@
 #!/bin/bash
-# Every promise the README and docs/formats.md make about bad input (the
-# exit codes of README.md, the import rules of docs/formats.md), checked
-# as written: the
-# exit code, the file (row, key, offset) named, and nothing stored. Each
-# block quotes the promise it checks.
+# Every promise about bad input (the exit codes of README.md, the import
+# rules of docs/formats.md), checked as written: the exit code, the file
+# (row, key, offset) named, and nothing stored. Each block quotes the
+# promise it checks.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-integrity.sh"
 
