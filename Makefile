@@ -6,6 +6,7 @@
 #   make install PREFIX=/usr/local   the binary, its data files, and links
 #                   to the provisioned llama-bench (see install.sh)
 #   make SANITIZE=address,undefined check   sanitizer build
+.DEFAULT_GOAL := all
 CC ?= cc
 PREFIX ?= /usr/local
 SANITIZE ?=
@@ -21,9 +22,12 @@ ifeq ($(UNAME_S),Darwin)
 else
   LIBS = -lcjson -lsqlite3 -lcrypto -lm -lpthread
 endif
+# gcc leaves float-cast-overflow out of "undefined": named with it.
+SANITIZERS = $(SANITIZE)$(if $(findstring undefined,$(SANITIZE)),$(comma)float-cast-overflow)
+comma := ,
 ifneq ($(SANITIZE),)
-  ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
-  LDFLAGS += -fsanitize=$(SANITIZE)
+  ALL_CFLAGS += -fsanitize=$(SANITIZERS) -fno-omit-frame-pointer
+  LDFLAGS += -fsanitize=$(SANITIZERS)
   BUILD ?= build-san
 else
   BUILD ?= build
@@ -53,6 +57,7 @@ LIB_OBJS += evidence/bundle.o
 LIB_OBJS += evidence/hashcache.o
 LIB_OBJS += evidence/llamabench.o
 LIB_OBJS += evidence/lbformats.o
+LIB_OBJS += evidence/lbsql.o
 LIB_OBJS += evidence/mlxlm.o
 LIB_OBJS += evidence/caps.o
 LIB_OBJS += evidence/fingerprint.o
@@ -87,6 +92,7 @@ CMD_OBJS += cmd/run.o
 CMD_OBJS += cmd/export.o
 CMD_OBJS += cmd/sessions.o
 CMD_OBJS += cmd/import.o
+CMD_OBJS += cmd/inspect.o
 CMD_OBJS += cmd/report.o
 CMD_OBJS += cmd/compare.o
 CMD_OBJS += cmd/gate.o
@@ -111,7 +117,49 @@ HELPER_BINS := $(patsubst bench/t/helpers/%.c,$(BUILD)/t/helpers/%,$(HELPER_SRCS
 HELPER_LIB_SRCS := $(wildcard bench/t/helpers/lib*.c)
 HELPER_LIBS := $(patsubst bench/t/helpers/%.c,$(BUILD)/t/helpers/%.so,$(HELPER_LIB_SRCS))
 
-.PHONY: all deps check test demo install clean llama-bench shim shim-verify
+# Fuzzing: libFuzzer targets (bench/t/fuzz/fuzz-NAME.c) built with clang
+# into build-fuzz/, the library with them, every sanitizer fatal.
+#   make fuzz                                  build them
+#   sh bench/scripts/fuzz.sh [SECONDS]         run each over its corpus
+# replay-NAME (any compiler, $(BUILD)/fuzz/) runs a corpus once without
+# libFuzzer: make check replays them under the sanitizers (t8030).
+FUZZ_CC ?= clang-14
+FUZZ_SAN = address,undefined,float-cast-overflow
+FUZZ_CFLAGS = -std=c11 -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=all \
+	-fsanitize=fuzzer-no-link,$(FUZZ_SAN) -Ibench/src -Ibench/t/fuzz
+FUZZ_NAMES := $(patsubst bench/t/fuzz/fuzz-%.c,%,$(wildcard bench/t/fuzz/fuzz-*.c))
+FUZZ_BINS := $(addprefix build-fuzz/fuzz-,$(FUZZ_NAMES))
+FUZZ_LIB := $(addprefix build-fuzz/obj/,$(LIB_OBJS)) build-fuzz/obj/t/evidence-dir.o
+REPLAY_BINS := $(addprefix $(BUILD)/fuzz/replay-,$(FUZZ_NAMES))
+
+build-fuzz/obj/t/%.o: bench/t/fuzz/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+
+build-fuzz/obj/%.o: bench/src/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+
+build-fuzz/fuzz-%: bench/t/fuzz/fuzz-%.c $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $< \
+		$(FUZZ_LIB) $(LIBS)
+
+$(BUILD)/fuzz/evidence-dir.o: bench/t/fuzz/evidence-dir.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Ibench/src -c -o $@ $<
+
+$(BUILD)/fuzz/replay-%: bench/t/fuzz/fuzz-%.c bench/t/fuzz/replay.c \
+		$(BUILD)/fuzz/evidence-dir.o $(LIB)
+	$(CC) $(ALL_CFLAGS) -Ibench/src -Ibench/t/fuzz -o $@ $< \
+		bench/t/fuzz/replay.c $(BUILD)/fuzz/evidence-dir.o $(LIB) \
+		$(LDFLAGS) $(LIBS)
+
+fuzz: $(FUZZ_BINS)
+
+fuzz-replay: $(REPLAY_BINS)
+
+.PHONY: all deps check test demo install clean llama-bench shim shim-verify \
+	fuzz fuzz-replay
 
 all: $(BIN)
 
@@ -158,7 +206,7 @@ install: $(BIN)
 	@BIN=$(BIN) sh bench/scripts/install.sh "$(DESTDIR)" "$(PREFIX)"
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 # shim: build (macOS: dylibs, probe, SHA256SUMS; Linux: the GNU-runtime
 # test build) and verify (macOS only).
@@ -168,4 +216,4 @@ shim:
 shim-verify:
 	@$(MAKE) --no-print-directory -C shim verify
 
--include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/t/*.d)
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/t/*.d build-fuzz/obj/*/*.d)

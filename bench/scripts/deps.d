@@ -19,3 +19,10 @@ c:ssh                     openssh-client        -
 f:/usr/sbin/sshd          openssh-server        -
 # models fetch: curl downloads the manifest's models
 c:curl                    curl                  -
+# CI: the workflows' test parses them with Debian's python3-yaml
+f:/usr/lib/python3/dist-packages/yaml/__init__.py python3-yaml -
+# fuzzing (make fuzz, bench/scripts/fuzz.sh): clang-14's libFuzzer and
+# sanitizer runtimes (the path is x86-64's; make check only replays the
+# corpora, with the compiler's own sanitizers)
+c:clang-14                clang-14              -
+f:/usr/lib/clang/14/lib/linux/libclang_rt.fuzzer-x86_64.a  libclang-rt-14-dev  -

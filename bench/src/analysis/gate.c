@@ -642,8 +642,9 @@ resolve_auto(struct store *s, const char *cand_text,
 				rb[e].session_id, measured, &bl) < 0)
 		return -1;
 	if (!bl.session) {
-		error("--baseline auto: no other session that counts has the "
-		      "candidate's fingerprint with another OS build%s%s",
+		error("--baseline auto: no other session has the candidate's "
+		      "fingerprint with another OS build and counts (status ok, "
+		      "not tampered)%s%s",
 		      *bl.skipped ? "; passed over: " : "", bl.skipped);
 		store_baseline_release(&bl);
 		return -3;

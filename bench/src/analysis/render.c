@@ -226,14 +226,28 @@ table_render_json(const struct table *t, struct buf *out)
 void
 html_escape(struct buf *out, const char *s)
 {
-	for (; *s; s++) {
+	size_t left = strlen(s), n;
+
+	for (; *s; s += n, left -= n) {
+		unsigned char c = (unsigned char)*s;
+
+		n = 1;
 		switch (*s) {
-		case '&': buf_adds(out, "&amp;"); break;
-		case '<': buf_adds(out, "&lt;"); break;
-		case '>': buf_adds(out, "&gt;"); break;
-		case '"': buf_adds(out, "&quot;"); break;
-		case '\'': buf_adds(out, "&#39;"); break;
-		default: buf_addch(out, *s);
+		case '&': buf_adds(out, "&amp;"); continue;
+		case '<': buf_adds(out, "&lt;"); continue;
+		case '>': buf_adds(out, "&gt;"); continue;
+		case '"': buf_adds(out, "&quot;"); continue;
+		case '\'': buf_adds(out, "&#39;"); continue;
+		default: break;
+		}
+		/* Not UTF-8, or a control character HTML forbids: U+FFFD. */
+		if (c >= 0x80)
+			n = json_utf8_len(s, left);
+		if (!n || (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+			buf_adds(out, "&#xfffd;");
+			n = 1;
+		} else {
+			buf_add(out, s, n);
 		}
 	}
 }

@@ -131,7 +131,7 @@ check_protected(const char *path)
 
 /* ---- writing outputs --------------------------------------------------------- */
 
-static int
+int
 write_all(int fd, const char *what, const void *data, size_t len)
 {
 	const char *p = data;
@@ -222,6 +222,24 @@ follow_links(const char *path)
 	return NULL;
 }
 
+/*
+ * Writes to a descriptor that is not a regular file: on a terminal with
+ * control characters shown, never obeyed (buf_add_term_safe()).
+ */
+static int
+write_stream(int fd, const char *what, const void *data, size_t len)
+{
+	struct buf safe = BUF_INIT;
+	int ret;
+
+	if (!isatty(fd))
+		return write_all(fd, what, data, len);
+	buf_add_term_safe(&safe, data, len);
+	ret = write_all(fd, what, safe.buf, safe.len);
+	buf_release(&safe);
+	return ret;
+}
+
 /* Writes through an existing FIFO, character device or terminal. */
 static int
 write_through(const char *path, const void *data, size_t len)
@@ -231,7 +249,7 @@ write_through(const char *path, const void *data, size_t len)
 	if (fd < 0)
 		return error("cannot open '%s' for writing: %s", path,
 			     strerror(errno));
-	ret = write_all(fd, path, data, len);
+	ret = write_stream(fd, path, data, len);
 	if (close(fd) < 0 && ret == 0 && errno != EINTR)
 		ret = error("cannot write '%s': %s", path, strerror(errno));
 	return ret;
@@ -307,7 +325,7 @@ write_file_atomic(const char *path, const void *data, size_t len)
 	if ((fd = own_fd(path)) >= 0) {
 		if (fd == 1)
 			fflush(stdout);
-		return write_all(fd, path, data, len);
+		return write_stream(fd, path, data, len);
 	}
 	real = follow_links(path);
 	if (!real)
@@ -315,7 +333,7 @@ write_file_atomic(const char *path, const void *data, size_t len)
 	if ((fd = own_fd(real)) >= 0) {
 		if (fd == 1)
 			fflush(stdout);
-		ret = write_all(fd, path, data, len);
+		ret = write_stream(fd, path, data, len);
 	} else if (check_protected(real) < 0) {
 		ret = -1;
 	} else if (lstat(real, &st) < 0) {

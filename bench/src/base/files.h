@@ -22,6 +22,8 @@
  *    through, never replaced, whoever runs it;
  *  - /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: written to
  *    that descriptor of this process;
+ *  - either of the last two on a terminal: control characters shown as
+ *    escapes (buf_add_term_safe()), never sent raw;
  *  - a directory, block device or socket: refused;
  *  - a file registered with files_protect() (the store): refused.
  */
@@ -49,6 +51,9 @@ int dir_exists(const char *path);
 /* 1 when dir is empty or does not exist, 0 when it holds an entry,
  * -1 when it cannot be read. */
 int dir_is_empty(const char *dir);
+/* Writes all of data to fd, going on after EINTR and short writes; 0, or
+ * -1 after error("cannot write 'WHAT': ..."). */
+int write_all(int fd, const char *what, const void *data, size_t len);
 
 /*
  * The directory of the running executable (via /proc/self/exe on Linux,

@@ -285,7 +285,7 @@ calibrate_list(struct cmd_ctx *ctx, const char *format)
 	int ret = EXIT_OK;
 
 	table_init(&t, ARRAY_SIZE(list_cols), list_cols);
-	if (cmd_open_store_readonly(ctx, &s, 0) < 0 ||
+	if (cmd_open_store_readonly(ctx, &s) < 0 ||
 	    store_noise_list(s, &r, &n) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;

@@ -68,12 +68,11 @@ int cmd_open_existing_store(const struct cmd_ctx *ctx, struct store **s);
 /*
  * The same for commands that only read (report, sessions, history,
  * export, compare, gate, reproduce): read-only, so a store on a read-only
- * mount or owned by another user can be read. verdict: the store must
- * pass an integrity check first (compare, gate, reproduce), so damage is
- * an error, never a verdict on different numbers.
+ * mount or owned by another user can be read, and checked first
+ * (store_check()), so a damaged store is an error, never an answer or a
+ * verdict on other numbers.
  */
-int cmd_open_store_readonly(const struct cmd_ctx *ctx, struct store **s,
-			    int verdict);
+int cmd_open_store_readonly(const struct cmd_ctx *ctx, struct store **s);
 
 /*
  * Writes stored session sid as an evidence bundle into dir (bundle.h
@@ -111,6 +110,6 @@ int cmd_usage_error(const struct cmd_ctx *ctx, const char *fmt, ...)
 
 extern const struct command cmd_doctor, cmd_run, cmd_export, cmd_sessions,
 	cmd_import, cmd_report, cmd_compare, cmd_gate, cmd_history,
-	cmd_calibrate, cmd_reproduce, cmd_models, cmd_shim;
+	cmd_calibrate, cmd_reproduce, cmd_models, cmd_shim, cmd_inspect;
 
 #endif

@@ -198,7 +198,7 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 	o.seed = (uint64_t)co.seed;
 	o.boot = (int)co.boot;
 	table_init(&t, ARRAY_SIZE(compare_cols), compare_cols);
-	if (cmd_open_store_readonly(ctx, &s, 1) < 0)
+	if (cmd_open_store_readonly(ctx, &s) < 0)
 		ret = EXIT_ENV;
 	else if ((rc = workload_compare(s, args[0], args[1], &o, &cmp)) < 0)
 		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;

@@ -527,7 +527,7 @@ gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 	ret = gate_check_options(ctx, &c, &o, &ov);
 	if (ret)
 		goto cleanup;
-	if (cmd_open_store_readonly(ctx, &s, 1) < 0) {
+	if (cmd_open_store_readonly(ctx, &s) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}

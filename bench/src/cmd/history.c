@@ -117,7 +117,7 @@ history_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (selection_parse(o.select, &probe) < 0)
 		return EXIT_USAGE;
 	selection_free(&probe);
-	if (cmd_open_store_readonly(ctx, &s, 0) < 0) {
+	if (cmd_open_store_readonly(ctx, &s) < 0) {
 		store_close(s);
 		return EXIT_ENV;
 	}

@@ -17,6 +17,7 @@ static const struct command *const commands[] = {
 	&cmd_export,
 	&cmd_sessions,
 	&cmd_import,
+	&cmd_inspect,
 	&cmd_report,
 	&cmd_compare,
 	&cmd_gate,
@@ -189,8 +190,7 @@ cmd_open_existing_store(const struct cmd_ctx *ctx, struct store **s)
 }
 
 int
-cmd_open_store_readonly(const struct cmd_ctx *ctx, struct store **s,
-			int verdict)
+cmd_open_store_readonly(const struct cmd_ctx *ctx, struct store **s)
 {
 	*s = NULL;
 	if (!file_exists(ctx->db_path))
@@ -199,7 +199,7 @@ cmd_open_store_readonly(const struct cmd_ctx *ctx, struct store **s,
 			     ctx->db_path);
 	if (store_open_readonly(s, ctx->db_path) < 0)
 		return -1;
-	if (verdict && store_check(*s) < 0) {
+	if (store_check(*s) < 0) {
 		store_close(*s);
 		*s = NULL;
 		return -1;

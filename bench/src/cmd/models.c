@@ -915,6 +915,10 @@ models_fetch(int argc, char **argv, struct cmd_ctx *ctx)
 		if (res.present)
 			printf("ok        %s  %s (already there, %s, SHA-256 "
 			       "verified)\n", mm->name, res.path, size);
+		else if (!res.attempts)
+			printf("fetched   %s  %s (%s, SHA-256 verified; an earlier "
+			       "fetch had downloaded it all)\n", mm->name,
+			       res.path, size);
 		else if (res.resumed_at || res.attempts > 1)
 			printf("fetched   %s  %s (%s, SHA-256 verified; resumed, "
 			       "%d attempt%s) from %s\n", mm->name, res.path,

@@ -97,7 +97,7 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 		return cmd_usage_error(ctx, "--png goes with --plot DIR");
 	if (selection_parse(o.select, &sel) < 0)
 		return EXIT_USAGE;
-	if (cmd_open_store_readonly(ctx, &s, 0) < 0) {
+	if (cmd_open_store_readonly(ctx, &s) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}

@@ -129,7 +129,7 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 		return EXIT_USAGE;
 	}
 	table_init(&t, ARRAY_SIZE(cols), cols);
-	if (cmd_open_store_readonly(ctx, &s, 1) < 0) {
+	if (cmd_open_store_readonly(ctx, &s) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}

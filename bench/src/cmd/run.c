@@ -48,14 +48,14 @@ exit_of(int rc)
 /* After the processes: the bundle, the report, what went wrong. */
 static int
 conclude(struct cmd_ctx *ctx, struct store *s, struct run_summary *sum,
-	 const char *tmp_dir, const char *dir, int rc)
+	 const char *tmp_dir, const char *dir, int force, int rc)
 {
 	struct buf md = BUF_INIT;
 	char *final = NULL;
 	int ret = rc < 0 ? exit_of(rc) : EXIT_OK;
 
-	if (cmd_write_bundle(s, sum->session_id, dir,
-			     BUNDLE_KEEP_RUN_FILES, &md) < 0) {
+	if (cmd_write_bundle(s, sum->session_id, dir, BUNDLE_KEEP_RUN_FILES |
+			     (force ? BUNDLE_FORCE : 0), &md) < 0) {
 		error("the evidence bundle of session %lld could not be "
 		      "written; the session is marked failed",
 		      (long long)sum->session_id);
@@ -116,7 +116,8 @@ cmd_run_plan(struct cmd_ctx *ctx, const char *plan_path,
 	ro.progress_ctx = &pg;
 	rc = run_session(s, &plan, &ro, &sum);
 	if (sum.session_id)
-		ret = conclude(ctx, s, &sum, tmp_dir, ro.bundle_dir, rc);
+		ret = conclude(ctx, s, &sum, tmp_dir, ro.bundle_dir, a->force,
+			       rc);
 	else
 		ret = exit_of(rc);
 cleanup:

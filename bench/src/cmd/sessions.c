@@ -257,7 +257,7 @@ sessions_main(int argc, char **argv, struct cmd_ctx *ctx)
 	free(args);
 	if (o.last && o.show)
 		return cmd_usage_error(ctx, "--last and --show exclude each other");
-	if (cmd_open_store_readonly(ctx, &s, 0) < 0)
+	if (cmd_open_store_readonly(ctx, &s) < 0)
 		return EXIT_ENV;
 	ret = o.last ? last(s) : o.show ? show(s, o.show, o.format) :
 		list(s, o.format);

@@ -97,6 +97,7 @@ struct reader {
 	unsigned char *read;     /* per sums entry: read and checked */
 	struct buf warnings;     /* JSON array text */
 	int tampered;
+	int unverified;          /* no SHA256SUMS, by request (bundle_read_files) */
 };
 
 static void
@@ -245,6 +246,7 @@ read_member(struct reader *rd, const char *name, struct rec_blob *out,
 {
 	const struct sums_entry *e;
 	struct buf msg = BUF_INIT;
+	struct stat st;
 	char *what;
 	int fd, rc;
 
@@ -253,6 +255,14 @@ read_member(struct reader *rd, const char *name, struct rec_blob *out,
 	if (!safe_name(name))
 		return error("'%s': file name '%s' leaves the directory or is "
 			     "not a plain relative name", rd->dir, name);
+	/* Incomplete evidence is a failed check, as a mismatch is, and
+	 * --allow-tampered cannot import what is not there. */
+	if (fstatat(rd->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno == ENOENT) {
+		error("'%s/%s' is missing%s; refusing the import", rd->dir, name,
+		      sums_find(&rd->sums, name) ? " (SHA256SUMS lists it)" : "");
+		return -2;
+	}
 	fd = open_inside(rd, name);
 	if (fd < 0)
 		return -1;
@@ -263,6 +273,8 @@ read_member(struct reader *rd, const char *name, struct rec_blob *out,
 	if (rc < 0)
 		return -1;
 	hash_buf_sha256(out->p, out->n, sha);
+	if (rd->unverified)
+		return 0;   /* read once, inside, hashed; nothing to compare */
 	e = sums_find(&rd->sums, name);
 	if (!e) {
 		buf_addf(&msg, "'%s/%s' is not covered by SHA256SUMS", rd->dir,
@@ -979,6 +991,7 @@ write_member(struct writer *wr, const char *name, const char *data,
 {
 	const struct written *prev = find_written(wr, name);
 	char sha[65], have[65], *path, *slash;
+	struct stat st;
 	int ret = -1;
 
 	if (!safe_name(name))
@@ -1000,6 +1013,13 @@ write_member(struct writer *wr, const char *name, const char *data,
 	if (mkdir_p(path) < 0)
 		goto cleanup;
 	*slash = '/';
+	/* A bundle holds regular files only: never write through a link
+	 * (out of the directory) or into a FIFO or device (--force). */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		error("'%s' is %s; a bundle holds regular files only", path,
+		      S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+		goto cleanup;
+	}
 	if (!(file_exists(path) && hash_file_sha256(path, have) == 0 &&
 	      !strcmp(have, sha)) &&
 	    write_file_atomic(path, data, len) < 0)
@@ -1312,4 +1332,255 @@ bundle_settle(const char *tmp, const char *parent, int64_t sid)
 		"stays there", tmp, strerror(errno));
 	free(name);
 	return xstrdup(tmp);
+}
+
+/* ---- raw files with one meaning (import --set) ------------------------------ */
+
+/* The name without its last extension ("x.json" -> "x"); caller frees. */
+static char *
+stem_of(const char *name, const char **ext)
+{
+	const char *dot = strrchr(name, '.');
+
+	if (!dot || dot == name) {
+		*ext = "";
+		return xstrdup(name);
+	}
+	*ext = dot + 1;
+	return xstrndup(name, (size_t)(dot - name));
+}
+
+static int
+stderr_ext(const char *ext)
+{
+	return !strcmp(ext, "stderr") || !strcmp(ext, "err") ||
+	       !strcmp(ext, "log");
+}
+
+/* 1 when dir/name is a regular file (not followed if a link), else 0. */
+static int
+regular_at(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+struct pair {
+	char *stem, *out, *err;
+};
+
+/*
+ * Pairs the named files by stem: X.json (or .jsonl, .md, .csv, .sql,
+ * .txt) is a run's output and X.stderr, X.err or X.log its stderr, given
+ * or found beside it; a lone X.log is an output captured with 2>&1.
+ */
+static int
+pair_files(int dirfd, const char *dir, char **names, size_t n,
+	   struct pair **out, size_t *npairs)
+{
+	struct pair *p = NULL;
+	size_t np = 0, i, k;
+	int rc = 0;
+
+	for (i = 0; i < n && rc == 0; i++) {
+		const char *ext;
+		char *stem = stem_of(names[i], &ext);
+
+		for (k = 0; k < np && strcmp(p[k].stem, stem); k++)
+			;
+		if (k == np) {
+			p = xrealloc(p, (np + 1) * sizeof(*p));
+			memset(&p[np], 0, sizeof(*p));
+			p[np++].stem = xstrdup(stem);
+		}
+		if ((p[k].out && !strcmp(p[k].out, names[i])) ||
+		    (p[k].err && !strcmp(p[k].err, names[i])))
+			rc = error("'%s/%s' is named twice", dir, names[i]);
+		else if (stderr_ext(ext) && !p[k].err)
+			p[k].err = xstrdup(names[i]);
+		else if (!stderr_ext(ext) && !p[k].out)
+			p[k].out = xstrdup(names[i]);
+		else
+			rc = error("'%s/%s' and '%s/%s' would both be the %s of "
+				   "run '%s'; give one", dir, names[i], dir,
+				   stderr_ext(ext) ? p[k].err : p[k].out,
+				   stderr_ext(ext) ? "stderr" : "output", stem);
+		free(stem);
+	}
+	for (k = 0; k < np && rc == 0; k++) {
+		static const char *const exts[] = { "stderr", "err", "log" };
+		char *found = NULL;
+
+		if (!p[k].out) {   /* only X.log: stdout and stderr together */
+			p[k].out = p[k].err;
+			p[k].err = NULL;
+			continue;
+		}
+		if (p[k].err)
+			continue;
+		for (i = 0; i < ARRAY_SIZE(exts) && rc == 0; i++) {
+			char *cand = xstrfmt("%s.%s", p[k].stem, exts[i]);
+
+			if (strcmp(cand, p[k].out) && regular_at(dirfd, cand)) {
+				if (found)
+					rc = error("'%s': both '%s' and '%s' could "
+						   "be the stderr of '%s'; name "
+						   "the one to import", dir,
+						   found, cand, p[k].out);
+				else
+					found = xstrdup(cand);
+			}
+			free(cand);
+		}
+		p[k].err = found;
+		if (rc < 0)
+			free(found), p[k].err = NULL;
+	}
+	*out = p;
+	*npairs = np;
+	return rc;
+}
+
+/* The mapping the meaning and the pairs make, as bundle_read() reads it. */
+static char *
+set_mapping(const struct bundle_set *set, const struct pair *p, size_t n)
+{
+	struct buf b = BUF_INIT;
+	struct jw w;
+	size_t i;
+
+	jw_init(&w, &b, 1);
+	jw_object(&w);
+	jw_kint(&w, "shimbench_mapping", 1);
+	jw_key(&w, "runs");
+	jw_array(&w);
+	for (i = 0; i < n; i++) {
+		jw_object(&w);
+		jw_kstr(&w, "stdout", p[i].out);
+		if (p[i].err)
+			jw_kstr(&w, "stderr", p[i].err);
+		jw_kstr(&w, "target", set->target);
+		jw_kstr(&w, "variant", set->variant);
+		jw_kstr(&w, "role", set->role);
+		if (set->model)
+			jw_kstr(&w, "model", set->model);
+		if (set->runtime)
+			jw_kstr(&w, "runtime", set->runtime);
+		jw_end(&w);
+	}
+	jw_end(&w);
+	jw_end(&w);
+	return buf_detach(&b, NULL);
+}
+
+int
+bundle_read_files(const char *const *files, size_t n,
+		  const struct bundle_set *set, unsigned flags,
+		  struct session_data *d)
+{
+	struct reader rd = { .dirfd = -1 };
+	struct pair *pairs = NULL;
+	char **names = NULL, *dir = NULL, *text = NULL;
+	char hex[65], now[21];
+	size_t npairs = 0, nnames = 0, i;
+	struct stat st, st0;
+	int rc = -1, no_sums;
+
+	memset(d, 0, sizeof(*d));
+	if (!n) {
+		error("no files to import");
+		goto out;
+	}
+	/* one evidence directory: the files' own (the same inode) */
+	for (i = 0; i < n; i++) {
+		const char *slash = strrchr(files[i], '/');
+		char *d_i = slash ? (slash == files[i] ? xstrdup("/") :
+				     xstrndup(files[i],
+					      (size_t)(slash - files[i]))) :
+			xstrdup(".");
+		const char *base = slash ? slash + 1 : files[i];
+
+		if (!*base || stat(d_i, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			error("'%s' is not a file in a directory", files[i]);
+			free(d_i);
+			goto out;
+		}
+		if (!dir) {
+			dir = d_i;
+			st0 = st;
+		} else {
+			free(d_i);
+			if (st.st_dev != st0.st_dev || st.st_ino != st0.st_ino) {
+				error("'%s' and '%s' are in different "
+				      "directories; give the files of one "
+				      "evidence directory", files[0], files[i]);
+				goto out;
+			}
+		}
+		names = strv_push(names, &nnames, xstrdup(base));
+	}
+	rd.dir = dir;
+	rd.flags = flags & BUNDLE_ALLOW_TAMPERED;
+	rd.is_bundle = 0;
+	rd.dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rd.dirfd < 0) {
+		error("'%s' is not a directory: %s", dir, strerror(errno));
+		goto out;
+	}
+	if (pair_files(rd.dirfd, dir, names, nnames, &pairs, &npairs) < 0)
+		goto out;
+	no_sums = fstatat(rd.dirfd, "SHA256SUMS", &st, AT_SYMLINK_NOFOLLOW) < 0
+		&& errno == ENOENT;
+	if (no_sums && !(flags & BUNDLE_NO_CHECKSUMS)) {
+		error("'%s' has no SHA256SUMS; refusing to import unverifiable "
+		      "evidence (--no-checksums imports it, marked as of "
+		      "unverified provenance)", dir);
+		goto out;
+	}
+	if (no_sums) {
+		rd.unverified = 1;
+		rd.read = xcalloc(1, 1);
+		warn_add(&rd, "imported without checksums: provenance "
+			 "unverified ('%s' has no SHA256SUMS)", dir);
+	} else if ((rc = load_sums(&rd)) < 0) {
+		goto out;
+	}
+	text = set_mapping(set, pairs, npairs);
+	rc = read_json(&rd, d, text, strlen(text), "--set");
+	for (i = 0; rc == 0 && i < d->nruns; i++)
+		rc = derive_run(&d->runs[i], 0);
+	if (rc == 0)
+		rc = check_listed(&rd);
+	if (rc < 0)
+		goto out;
+	free(d->s.kind);
+	d->s.kind = xstrdup("import");
+	d->s.status = xstrdup("ok");
+	utc_now(now);
+	d->s.started_at = xstrdup(now);
+	d->s.source = xstrdup(dir);
+	d->s.tampered = rd.tampered;
+	merge_warnings(d, &rd);
+	d->s.content_hash = bundle_content_hash(d, hex) ? xstrdup(hex) : NULL;
+	rc = 0;
+out:
+	if (rc < 0)
+		session_data_release(d);
+	if (rd.dirfd >= 0)
+		close(rd.dirfd);
+	for (i = 0; i < npairs; i++) {
+		free(pairs[i].stem);
+		free(pairs[i].out);
+		free(pairs[i].err);
+	}
+	free(pairs);
+	strv_free(names);
+	free(dir);
+	free(text);
+	free(rd.read);
+	sums_release(&rd.sums);
+	buf_release(&rd.warnings);
+	return rc;
 }

@@ -100,4 +100,33 @@ int bundle_write(const char *dir, const struct session_data *d,
 char *bundle_tmpdir(const char *parent);
 char *bundle_settle(const char *tmp, const char *parent, int64_t sid);
 
+/*
+ * A quick import without a mapping file: raw llama-bench files (paths,
+ * all in one directory) that share one meaning. Each output X.json
+ * (.jsonl, .md, .csv, .sql, .txt) is a run; its stderr is X.stderr, X.err
+ * or X.log, given or found beside it (a lone X.log is an output captured
+ * with 2>&1). The mapping is built in memory and read as bundle_read()
+ * reads one, with every rule of a raw directory: each file read once,
+ * from inside the directory, checked against its SHA256SUMS. model and
+ * runtime may be NULL.
+ */
+struct bundle_set {
+	const char *target, *variant, *role, *model, *runtime;
+};
+
+enum {
+	/* no SHA256SUMS is allowed: the session gets the warning "imported
+	 * without checksums: provenance unverified" (one that exists is
+	 * still checked) */
+	BUNDLE_NO_CHECKSUMS = 1 << 8,
+};
+
+/*
+ * Reads files into d as bundle_read() does (0; -1 bad input; -2 checksum
+ * failure); flags: BUNDLE_ALLOW_TAMPERED, BUNDLE_NO_CHECKSUMS.
+ */
+int bundle_read_files(const char *const *files, size_t n,
+		      const struct bundle_set *set, unsigned flags,
+		      struct session_data *d);
+
 #endif

@@ -438,7 +438,7 @@ gpu_device(struct pstate *st, char *line)
 		if (sscanf(field, "compute capability %d.%d", &major,
 			   &minor) == 2) {
 			json_set_num(dev, "compute_capability",
-				     major * 10 + minor);
+				     major * 10.0 + minor);   /* no int overflow */
 		} else if (starts(field, "gfx")) {
 			field[strcspn(field, " (")] = '\0';
 			json_set_str(dev, "gfx", field);

@@ -26,6 +26,7 @@
 
 struct line {
 	size_t start, len;      /* in the cleaned text (no '\n') */
+	size_t orig;            /* where it starts in the text given */
 	unsigned nul : 1;       /* the original line had a NUL byte */
 	unsigned ended : 1;     /* the original line ended with '\n' */
 };
@@ -84,7 +85,11 @@ clean_line(struct scan *s, const char *p, size_t n, int first)
 	size_t i = 0, q;
 	size_t start = s->text.len;
 
-	s->lines = xrealloc(s->lines, (s->nlines + 1) * sizeof(*s->lines));
+	/* capacity doubles: a text of n lines costs n, not n² */
+	if (s->nlines == 0 || (s->nlines >= 8 &&
+			       !(s->nlines & (s->nlines - 1))))
+		s->lines = xrealloc(s->lines, (s->nlines ? 2 * s->nlines : 8) *
+				    sizeof(*s->lines));
 	l = &s->lines[s->nlines++];
 	memset(l, 0, sizeof(*l));
 	if (first && n >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
@@ -139,6 +144,7 @@ clean(struct scan *s, const char *data, size_t len)
 
 		clean_line(s, data + pos, end - pos, pos == 0);
 		s->lines[s->nlines - 1].ended = nl != NULL;
+		s->lines[s->nlines - 1].orig = pos;
 		pos = end + 1;
 	}
 }
@@ -1587,11 +1593,13 @@ lb_parse_text(const char *data, size_t len, const char *name,
 			const char *why = out->n_ignored ?
 				out->ignored[0].example : "";
 
+			size_t l = out->n_ignored ?
+				out->ignored[0].first_line : 1;
+
 			rc = error("'%s': not llama-bench output: no table, CSV, "
 				   "SQL or JSON rows and no llama.cpp log lines "
-				   "(line %zu: '%s')", name,
-				   out->n_ignored ? out->ignored[0].first_line :
-				   1, why);
+				   "(line %zu, byte %zu: '%s')", name, l,
+				   l <= s.nlines ? s.lines[l - 1].orig : 0, why);
 			goto out;
 		}
 		out->format = "log";

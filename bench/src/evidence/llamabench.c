@@ -416,7 +416,10 @@ void
 lb_rows_push(struct lb_output *out, struct lb_row *r)
 {
 	r->config = -1;
-	out->rows = xrealloc(out->rows, (out->n + 1) * sizeof(*r));
+	/* capacity doubles (at 8, 16, 32, …): n rows cost n, not n² */
+	if (out->n == 0 || (out->n >= 8 && !(out->n & (out->n - 1))))
+		out->rows = xrealloc(out->rows, (out->n ? 2 * out->n : 8) *
+				     sizeof(*r));
 	out->rows[out->n++] = *r;
 	memset(r, 0, sizeof(*r));
 }
@@ -867,12 +870,33 @@ finish(struct lb_output *out, int block)
 	find_unknown(out);
 }
 
+/*
+ * Text that starts with '[' is a JSON array, parsed strictly (and
+ * refused naming the byte when it is not one), unless its first line
+ * starts with a bracketed tag, as log lines do: "[LumeMetalCapabilities]
+ * Enabled for …", "[SYCL] call ggml_init_sycl". Those are read with the
+ * other text formats.
+ */
+static int
+json_array_start(const char *p, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && ((p[i] >= 'A' && p[i] <= 'Z') ||
+			   (p[i] >= 'a' && p[i] <= 'z') ||
+			   (p[i] >= '0' && p[i] <= '9') || p[i] == '_' ||
+			   p[i] == '-'))
+		i++;
+	return !(i > 0 && i < len && p[i] == ']' &&
+		 ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')));
+}
+
 int
 lb_parse(const char *data, size_t len, const char *name,
 	 struct lb_output *out)
 {
 	size_t i = 0;
-	int rc;
+	int rc, strict = 1;
 
 	memset(out, 0, sizeof(*out));
 	only_space(data, len, &i);
@@ -882,14 +906,14 @@ lb_parse(const char *data, size_t len, const char *name,
 		out->generation = xstrdup("");
 		return 0;
 	}
-	if (data[i] == '[')
+	if (data[i] == '[' && json_array_start(data + i + 1, len - i - 1))
 		rc = parse_json(data, len, i, name, out);
 	else if (data[i] == '{')
 		rc = parse_jsonl(data, len, i, name, out);
 	else
-		rc = lb_parse_text(data, len, name, out);
+		rc = lb_parse_text(data, len, name, out), strict = 0;
 	if (rc == 0)
-		finish(out, data[i] == '[' || data[i] == '{');
+		finish(out, strict);
 	return rc;
 }
 

@@ -38,8 +38,9 @@ int store_open(struct store **out, const char *path);
  */
 int store_open_readonly(struct store **out, const char *path);
 /*
- * PRAGMA quick_check: 0 when the store is intact, -1 after error()
- * naming what is damaged. Run before any verdict.
+ * PRAGMA quick_check, then every stored raw file against its recorded
+ * SHA-256: 0 when the store is intact, -1 after error() naming what is
+ * damaged. Commands that read the store run it before they answer.
  */
 int store_check(struct store *s);
 void store_close(struct store *s);

@@ -235,8 +235,10 @@ fetch_model(const struct manifest_model *mm, const struct fetch_opts *o,
 	part = xstrfmt("%s.part", res->path);
 	res->resumed_at = size_of(part);
 	/* An earlier attempt may have finished the file already. */
-	if (mm->size >= 0 && res->resumed_at > (uint64_t)mm->size)
+	if (mm->size >= 0 && res->resumed_at > (uint64_t)mm->size) {
 		unlink(part);
+		res->resumed_at = 0;
+	}
 	if (mm->size >= 0 && res->resumed_at == (uint64_t)mm->size)
 		rc = 0;
 	for (n = 1; rc == 1 && n <= 1 + (o->retries > 0 ? o->retries : 0);

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "models/synth.h"
 #include "models/gguf.h"
+#include "base/files.h"
 #include "base/rng.h"
 #include "base/util.h"
 
@@ -350,25 +351,6 @@ gen_chunk(const struct tinfo *t, uint64_t *rng, uint64_t n_elem,
 	return (size_t)(p - out);
 }
 
-static int
-write_all(int fd, const void *data, size_t len, const char *path)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return error("cannot write '%s': %s", path,
-				     strerror(errno));
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int
 synth_write(const char *path, const struct synth_shape *s, int type,
 	    uint64_t seed, int progress)
@@ -397,7 +379,7 @@ synth_write(const char *path, const struct synth_shape *s, int type,
 		error("cannot create '%s': %s", tmp.buf, strerror(errno));
 		goto cleanup;
 	}
-	if (write_all(fd, hdr.buf, hdr.len, tmp.buf) < 0)
+	if (write_all(fd, tmp.buf, hdr.buf, hdr.len) < 0)
 		goto cleanup;
 	chunk = xmalloc((size_t)CHUNK_ELEMS * 4);
 	for (i = 0; i < l.n; i++) {
@@ -411,7 +393,7 @@ synth_write(const char *path, const struct synth_shape *s, int type,
 				CHUNK_ELEMS;
 			size_t len = gen_chunk(t, &rng, take, chunk);
 
-			if (write_all(fd, chunk, len, tmp.buf) < 0)
+			if (write_all(fd, tmp.buf, chunk, len) < 0)
 				goto cleanup;
 			at += take;
 			done += len;
@@ -424,9 +406,8 @@ synth_write(const char *path, const struct synth_shape *s, int type,
 			}
 		}
 		if (t->nbytes % GGUF_DEFAULT_ALIGNMENT &&
-		    write_all(fd, zeros, GGUF_DEFAULT_ALIGNMENT -
-			      t->nbytes % GGUF_DEFAULT_ALIGNMENT,
-			      tmp.buf) < 0)
+		    write_all(fd, tmp.buf, zeros, GGUF_DEFAULT_ALIGNMENT -
+			      t->nbytes % GGUF_DEFAULT_ALIGNMENT) < 0)
 			goto cleanup;
 	}
 	if (progress)

@@ -571,7 +571,7 @@ target_doctor(const struct plan *p, const struct plan_target *t,
 			c->status = "missing";
 			c->detail = xstrfmt("'%s' not on PATH", prog);
 			c->fix = xstrdup(!strcmp(prog, "lume") ?
-				"install Lume (github.com/trycua/cua, libs/lume)" :
+				"install Lume (the cua project's lume CLI) and put it on PATH" :
 				!strcmp(prog, "tart") ?
 				"brew install cirruslabs/cli/tart" :
 				"install the OpenSSH client");

@@ -43,9 +43,10 @@ PY
 
 # resum DIR: rewrites DIR/SHA256SUMS over every regular file in DIR.
 resum() {
-	(cd "$1" && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | sort |
-		while read -r f; do sha256sum "$f"; done >SHA256SUMS.new &&
-		mv SHA256SUMS.new SHA256SUMS)
+	local sums
+	sums=$(cd "$1" && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | sort |
+		while read -r f; do sha256sum "$f"; done) &&
+		printf '%s\n' "$sums" >"$1/SHA256SUMS"
 }
 
 # fake_lb PATH STDOUT STDERR [SLEEP]: a llama-bench stand-in that prints
@@ -95,7 +96,11 @@ on_tty() {
 import os, pty, subprocess, sys
 out, cmd = sys.argv[1], sys.argv[2:]
 m, s = pty.openpty()
-p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=s, stderr=s)
+def own_terminal():   # the pty becomes the controlling terminal (/dev/tty)
+    import fcntl, termios
+    os.setsid()
+    fcntl.ioctl(1, termios.TIOCSCTTY, 0)
+p = subprocess.Popen(cmd, stdin=s, stdout=s, stderr=s, preexec_fn=own_terminal)
 os.close(s)
 data = b""
 while True:

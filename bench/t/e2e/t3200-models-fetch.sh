@@ -63,6 +63,15 @@ expect_code 0 "a verified file is not downloaded again" fetch --url "$BASE" fake
 grep_in "$WORK/out" "ok        fake  $F (already there" "says it is there"
 check "no request" test ! -s "$WORK/http.log"
 
+# --- a slow transfer: progress while it runs (one line per tenth when
+# stderr is not a terminal).
+rm -f "$F"
+serve --rate 1500000
+expect_code 0 "a slow download" fetch --url "$BASE" fake
+grep_in "$WORK/err" "fetch: fake " "progress lines"
+grep_in "$WORK/err" " of 3.0 MB (" "with the size and the share done"
+check "the file is whole" cmp -s "$F" "$WORK/www/$REL/fake.gguf"
+
 # --- $SHIMBENCH_MODELS_URL, and a transfer cut mid-way, resumed at once.
 rm -f "$F"
 serve --cut-after 1000000
@@ -100,6 +109,7 @@ cp "$WORK/www/$REL/fake.gguf" "$F.part"
 : >"$WORK/http.log"
 expect_code 0 "a complete .part is verified, not fetched" fetch --url "$BASE" fake
 check "no request" test ! -s "$WORK/http.log"
+grep_in "$WORK/out" "an earlier fetch had downloaded it all" "says where the bytes came from"
 
 # --- mismatches: the download is deleted, the error names both hashes.
 rm -f "$F"

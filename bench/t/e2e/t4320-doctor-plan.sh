@@ -32,10 +32,7 @@ plan() { # plan LUME-VM TART-VM SSH-PORT SHIM-SHA [LLAMA-BENCH]
    "host": {"transport": "local", "llama_bench": "$LB"},
    "guest": {"transport": "lume", "vm": "$1", "user": "$ME", "llama_bench": "${5:-$LB}",
              "ssh_options": [$SSH_OPTS]},
-   "ci": {"transport": "tart", "vm": "$2", "llama_bench": "$LB"},
-   "far": {"transport": "ssh", "host": "127.0.0.1", "user": "$ME", "llama_bench": "$LB",
-           "ssh_options": ["-o", "Port=$3", "-i", "$SSH_KEY", "-o", "UserKnownHostsFile=$WORK/sshd-known_hosts",
-                           "-o", "StrictHostKeyChecking=accept-new", "-o", "IdentitiesOnly=yes"]}},
+   "ci": {"transport": "tart", "vm": "$2", "llama_bench": "$LB"}$(far_target "$3")},
  "variants": [
    {"name": "bare-metal", "target": "host", "role": "bare-metal", "runtime": "llama.cpp"},
    {"name": "mlx", "target": "host", "runtime": "mlx-lm"},
@@ -43,9 +40,22 @@ plan() { # plan LUME-VM TART-VM SSH-PORT SHIM-SHA [LLAMA-BENCH]
    {"name": "shim", "target": "guest", "role": "shim", "runtime": "llama.cpp",
     "inject": {"library": "$G/shim.so", "sha256": "$4"},
     "probe": {"argv": ["$G/metal-capabilities"], "expect": {"ok": true}}},
-   {"name": "tart", "target": "ci", "runtime": "llama.cpp"},
-   {"name": "ssh", "target": "far", "runtime": "llama.cpp"}]}
+   {"name": "tart", "target": "ci", "runtime": "llama.cpp"}$(far_variant "$3")]}
 JSON
+}
+# The ssh target costs a connection per check: only in the plans that
+# test it (an SSH-PORT of "-" leaves it out).
+far_target() {
+	[ "$1" = - ] && return
+	cat <<JSON
+,
+   "far": {"transport": "ssh", "host": "127.0.0.1", "user": "$ME", "llama_bench": "$LB",
+           "ssh_options": ["-o", "Port=$1", "-i", "$SSH_KEY", "-o", "UserKnownHostsFile=$WORK/sshd-known_hosts",
+                           "-o", "StrictHostKeyChecking=accept-new", "-o", "IdentitiesOnly=yes", $SSH_MUX]}
+JSON
+}
+far_variant() {
+	[ "$1" = - ] || printf ',\n   {"name": "ssh", "target": "far", "runtime": "llama.cpp"}'
 }
 line() { grep -F -- "$1" "$WORK/out" | head -n 1; }
 has_line() { # has_line TITLE STATUS NAME [TEXT]
@@ -92,39 +102,40 @@ assert all(c["status"] == "ok" for c in t), t
 EOF
 
 # A macOS target: SIP from csrutil (fake uname and csrutil on the guest's PATH).
+plan macos-tahoe runner - "$LIBSHA" >"$WORK/mac.json"
 mkdir -p "$WORK/mac"
 printf '#!/bin/sh\necho "Darwin arm64"\n' >"$WORK/mac/uname"
 printf '#!/bin/sh\necho "System Integrity Protection status: %s."\n' enabled >"$WORK/mac/csrutil"
 chmod +x "$WORK/mac/uname" "$WORK/mac/csrutil"
 expect_code 0 "SIP enabled with a shim variant: a warning" env PATH="$WORK/mac:$PATH" \
-	"$SHIMBENCH" --db "$WORK/d.db" doctor "$WORK/p.json"
+	"$SHIMBENCH" --db "$WORK/d.db" doctor "$WORK/mac.json"
 has_line "SIP enabled named, with what it means" warning guest/sip "enabled; fix: SIP drops DYLD_INSERT_LIBRARIES"
 printf '#!/bin/sh\necho "System Integrity Protection status: disabled."\n' >"$WORK/mac/csrutil"
-expect_code 0 "SIP disabled" env PATH="$WORK/mac:$PATH" "$SHIMBENCH" --db "$WORK/d.db" doctor "$WORK/p.json"
+expect_code 0 "SIP disabled" env PATH="$WORK/mac:$PATH" "$SHIMBENCH" --db "$WORK/d.db" doctor "$WORK/mac.json"
 has_line "SIP disabled: ok" ok guest/sip "disabled"
 
 # What is wrong, with the fix, and the exit code.
-plan off runner "$SSHD_PORT" "$LIBSHA" >"$WORK/off.json"
+plan off runner - "$LIBSHA" >"$WORK/off.json"
 expect_code 3 "lume VM stopped" "$SHIMBENCH" --db "$WORK/d.db" doctor "$WORK/off.json"
 has_line "says it is stopped, with the command to start it" error guest/vm "VM 'off' is stopped; fix: lume run off --display none --vnc disabled --detach"
 check "nothing else checked on a stopped guest" sh -c "! grep -q 'guest/reachable' '$WORK/out'"
 grep_in "$WORK/out" "not ready" "summary says so"
-plan macos-tahoe tart-off "$SSHD_PORT" "$LIBSHA" >"$WORK/toff.json"
+plan macos-tahoe tart-off - "$LIBSHA" >"$WORK/toff.json"
 expect_code 3 "tart VM stopped" "$SHIMBENCH" --db "$WORK/d.db" doctor "$WORK/toff.json"
 has_line "tart: stopped, with the command" error ci/vm "fix: tart run --no-graphics tart-off &"
-plan nowhere runner "$SSHD_PORT" "$LIBSHA" >"$WORK/none.json"
+plan nowhere runner - "$LIBSHA" >"$WORK/none.json"
 expect_code 3 "lume VM that does not exist" "$SHIMBENCH" --db "$WORK/d.db" doctor "$WORK/none.json"
 has_line "lume's own message" error guest/vm "not found"
-expect_code 3 "lume and tart not installed" env PATH=/usr/bin:/bin "$SHIMBENCH" --db "$WORK/d.db" doctor "$WORK/p.json"
+expect_code 3 "lume and tart not installed" env PATH=/usr/bin:/bin "$SHIMBENCH" --db "$WORK/d.db" doctor "$WORK/mac.json"
 has_line "lume missing" missing guest/lume "'lume' not on PATH"
 has_line "tart missing, with the fix" missing ci/tart "brew install cirruslabs/cli/tart"
 plan macos-tahoe runner 1 "$LIBSHA" >"$WORK/port.json"
 expect_code 3 "ssh target unreachable" "$SHIMBENCH" --db "$WORK/d.db" doctor "$WORK/port.json"
 has_line "unreachable, with ssh's reason" error far/reachable "cannot run a command on target 'far'"
-plan macos-tahoe runner "$SSHD_PORT" "$ZERO" >"$WORK/pin.json"
+plan macos-tahoe runner - "$ZERO" >"$WORK/pin.json"
 expect_code 1 "the guest's shim differs from the pin" "$SHIMBENCH" --db "$WORK/d.db" doctor "$WORK/pin.json"
 has_line "mismatch names both hashes" mismatch "guest/shim\\(shim\\)" "has SHA-256 $LIBSHA; the plan pins $ZERO"
-plan macos-tahoe runner "$SSHD_PORT" "$LIBSHA" /opt/none/llama-bench >"$WORK/lb.json"
+plan macos-tahoe runner - "$LIBSHA" /opt/none/llama-bench >"$WORK/lb.json"
 rm -f "$G/shim.so" "$WORK/tiny.gguf"
 expect_code 3 "missing pieces on the guest" "$SHIMBENCH" --db "$WORK/d.db" doctor "$WORK/lb.json"
 has_line "llama-bench missing there" missing guest/llama-bench "'/opt/none/llama-bench' not found on target 'guest'"

@@ -166,6 +166,14 @@ expect_code 0 "a cut-off llama-bench array is imported" "$SHIMBENCH" --db "$DB" 
 [ "$(sqlite3 "$DB" "select status from runs")" = incomplete ] && ok "its run is marked incomplete" ||
 	not_ok "status: $(sqlite3 "$DB" "select status from runs")"
 rm -f "$DB" "$DB-wal" "$DB-shm"
+# A stderr line a parser misreads must never crash the import: a CUDA
+# device line without the colon after its number made caps.c follow a
+# NULL pointer (found by fuzzing).
+mk_raw cuda 2 9
+printf 'ggml_cuda_init: found 1 CUDA devices:\n  Device 2 compute capability 9.0 and no colon\n' >cuda/out.stderr
+resum cuda
+expect_code 0 "a stderr CUDA device line without its colon" "$SHIMBENCH" --db "$DB" import --mapping cuda.map.json cuda
+rm -f "$DB" "$DB-wal" "$DB-shm"
 # Bad mappings and bundle.json
 bad_map() {
 	local title=$1 want=$2

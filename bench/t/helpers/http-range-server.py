@@ -9,6 +9,7 @@ end), and can misbehave on purpose:
                   close the connection (the client sees a cut transfer)
   --cut-times K   how many responses are cut (default 1)
   --no-range      ignore Range headers and always send the whole file (200)
+  --rate B        send at most B bytes per second (a slow transfer)
 
 Every request is logged to --log as "METHOD PATH RANGE" (RANGE is "-"
 without one). The chosen port is written to --port-file once the server
@@ -18,6 +19,7 @@ import argparse
 import os
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 args = None
@@ -87,12 +89,17 @@ class Handler(BaseHTTPRequestHandler):
         with open(path, "rb") as f:
             f.seek(start)
             left = send
+            step = 65536
+            if args.rate:
+                step = max(1, min(step, args.rate // 10))
             while left > 0:
-                chunk = f.read(min(left, 65536))
+                chunk = f.read(min(left, step))
                 if not chunk:
                     break
                 self.wfile.write(chunk)
                 left -= len(chunk)
+                if args.rate:
+                    time.sleep(len(chunk) / args.rate)
         self.wfile.flush()
         if cut:
             self.close_connection = True
@@ -120,6 +127,7 @@ def main():
     p.add_argument("--cut-after", type=int)
     p.add_argument("--cut-times", type=int, default=1)
     p.add_argument("--no-range", action="store_true")
+    p.add_argument("--rate", type=int)
     args = p.parse_args()
     cuts_left = args.cut_times
     srv = Server(("127.0.0.1", 0), Handler)

@@ -5,9 +5,19 @@
 #   SSHD_PORT       the port
 #   SSH_KEY         the client's private key
 #   SSH_OPTS        ssh/scp options as a JSON array body for a plan's
-#                   ssh_options (port, key, a private known_hosts file)
-# and replaces the EXIT trap with one that also stops the server.
+#                   ssh_options (port, key, a private known_hosts file,
+#                   a shared master connection: SSH_MUX)
+# and replaces the EXIT trap with one that also stops the server and its
+# master connections (stop_sshd).
 SSHD_PID=
+# Ends the shared master connections, then the server.
+stop_sshd() {
+	local sock
+	for sock in "$WORK"/cm-*; do
+		[ -S "$sock" ] && ssh -o ControlPath="$sock" -O exit sshd-test 2>/dev/null
+	done
+	[ -n "$SSHD_PID" ] && kill "$SSHD_PID" 2>/dev/null
+}
 start_sshd() {
 	local sshd
 	sshd=$(command -v sshd || echo /usr/sbin/sshd)
@@ -34,9 +44,11 @@ Subsystem sftp internal-sftp
 CONF
 	"$sshd" -f "$WORK/sshd_config" -D -e 2>"$WORK/sshd.log" &
 	SSHD_PID=$!
-	trap 'kill $SSHD_PID 2>/dev/null; rm -rf "$WORK"' EXIT
+	trap 'stop_sshd; rm -rf "$WORK"' EXIT
 	SSH_KEY=$WORK/sshd-userkey
-	SSH_OPTS="\"-o\",\"Port=$SSHD_PORT\",\"-i\",\"$SSH_KEY\",\"-o\",\"UserKnownHostsFile=$WORK/sshd-known_hosts\",\"-o\",\"StrictHostKeyChecking=accept-new\",\"-o\",\"IdentitiesOnly=yes\""
+	# One master connection carries the test's many short commands.
+	SSH_MUX="\"-o\",\"ControlMaster=auto\",\"-o\",\"ControlPath=$WORK/cm-%C\",\"-o\",\"ControlPersist=20\""
+	SSH_OPTS="\"-o\",\"Port=$SSHD_PORT\",\"-i\",\"$SSH_KEY\",\"-o\",\"UserKnownHostsFile=$WORK/sshd-known_hosts\",\"-o\",\"StrictHostKeyChecking=accept-new\",\"-o\",\"IdentitiesOnly=yes\",$SSH_MUX"
 	for _ in $(seq 50); do
 		ssh -o BatchMode=yes -i "$SSH_KEY" -o UserKnownHostsFile="$WORK/sshd-known_hosts" \
 			-o StrictHostKeyChecking=accept-new -p "$SSHD_PORT" "$(id -un)@127.0.0.1" true 2>/dev/null && return 0

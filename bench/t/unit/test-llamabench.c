@@ -629,8 +629,13 @@ test_text_cut_anywhere(void)
 			(size_t)(strchr(b.buf, '\n') - b.buf) + 1, 2);
 	buf_release(&b);
 	/* a header and no row: the run died before its first test */
-	CHECK(parse_named("| model | size | backend | test | t/s |\n"
-			  "| --- | --- | --- | --- | --- |\n", 78, &o) == 0);
+	{
+		static const char hdr[] =
+			"| model | size | backend | test | t/s |\n"
+			"| --- | --- | --- | --- | --- |\n";
+
+		CHECK(parse_named(hdr, sizeof(hdr) - 1, &o) == 0);
+	}
 	CHECK(o.n == 0 && o.incomplete);
 	lb_output_release(&o);
 	/* a crash after complete rows: rows kept, the run incomplete */
@@ -761,6 +766,10 @@ test_log_only(void)
 	lb_output_release(&o);
 	CHECK(parse_named(fine, sizeof(fine) - 1, &o) == 0);
 	CHECK(o.n == 0 && !o.incomplete && o.log_lines == 2);
+	lb_output_release(&o);
+	/* a log that starts with '[' is not a JSON array */
+	CHECK(parse_file("bench/t/fixtures/shim-marker.stderr", &o) == 0);
+	CHECK_STR(o.format, "log");
 	lb_output_release(&o);
 }
 

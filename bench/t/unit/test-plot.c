@@ -118,8 +118,11 @@ test_history_chart(void)
 		memset(&pts[k], 0, sizeof(pts[k]));
 		pts[k].session = k + 1;
 		pts[k].os_build = k < 5 ? "25F84" : "26A\\\"; set output 'x";
+		/* a step and a little jitter without a trend (a steady
+		 * trend inside a segment is a change of its own) */
 		for (i = 0; i < 3; i++)
-			x[k][i] = (k < 5 ? 100 : 80) + i * 0.1 + k * 0.01;
+			x[k][i] = (k < 5 ? 100 : 80) + i * 0.1 +
+				((k * 7) % 5) * 0.01;
 		pts[k].x = x[k];
 		pts[k].n = 3;
 		pts[k].plen = &three;
@@ -141,7 +144,7 @@ test_history_chart(void)
 	/* the key is text of the chart, quote and backslash replaced */
 	CHECK(strstr(svg.buf, "(MLX-LM)") != NULL);
 	CHECK(strstr(svg.buf, "t'; system('touch /tmp/shimbench-pwned-") != NULL);
-	CHECK(strstr(svg.buf, "-19.9 % (p ") != NULL);
+	CHECK(strstr(svg.buf, "-20.0 % (p ") != NULL);
 	/* a backslash and a double quote, each replaced */
 	CHECK(strstr(svg.buf, "OS 26A/'; set output 'x") != NULL);
 	/* a long key keeps both ends */
