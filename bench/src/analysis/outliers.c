@@ -67,8 +67,15 @@ outliers_processes(const double *x, const size_t *plen, size_t nproc,
 		med[i] = stats_median(p, n);
 		off += n;
 		if (n >= 4) {
-			double m, mad = stats_mad(p + 1, n - 1, &m);
+			double *rest = xmalloc((n - 1) * sizeof(double)), m, mad;
 
+			/* the relative drop first: the MAD only when it is
+			 * large enough to matter */
+			memcpy(rest, p + 1, (n - 1) * sizeof(double));
+			m = stats_median_inplace(rest, n - 1);
+			free(rest);
+			mad = p[0] < m && m - p[0] >= OUTLIER_REL * fabs(m) ?
+			      stats_mad(p + 1, n - 1, NULL) : 0;
 			if (p[0] < m && far(p[0], m, scale_of(mad, m))) {
 				if (!first_low++)
 					snprintf(example, sizeof(example),

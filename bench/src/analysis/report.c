@@ -82,10 +82,16 @@ cell_add(struct rep_cell *c, const struct store_result *r)
 	}
 	if (!r->n)
 		return;         /* a run without samples: no figure ("–") */
-	c->ts = xrealloc(c->ts, (c->n + r->n + 1) * sizeof(double));
+	if (c->n + r->n + 1 > c->ts_cap) {
+		c->ts_cap = 2 * (c->n + r->n + 1);
+		c->ts = xrealloc(c->ts, c->ts_cap * sizeof(double));
+	}
 	memcpy(c->ts + c->n, r->ts, r->n * sizeof(double));
 	c->n += r->n;
-	c->run_n = xrealloc(c->run_n, (c->runs + 1) * sizeof(size_t));
+	if ((size_t)c->runs + 1 > c->run_cap) {
+		c->run_cap = 2 * ((size_t)c->runs + 1);
+		c->run_n = xrealloc(c->run_n, c->run_cap * sizeof(size_t));
+	}
 	c->run_n[c->runs++] = r->n;
 	if (c->seen_ident != r->identity) {
 		for (i = 0; i < c->nidents && strcmp(c->idents[i], r->identity);

@@ -36,6 +36,7 @@ struct rep_cell {
 	int64_t *sessions;      /* the sessions pooled */
 	size_t nsessions;
 	const char *seen_variant, *seen_ident;   /* the last row's (interned) */
+	size_t ts_cap, run_cap;
 };
 
 struct rep_workload {

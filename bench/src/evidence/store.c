@@ -3043,17 +3043,9 @@ static void
 facts_empty(struct store_run_facts *f)
 {
 	memset(f, 0, sizeof(*f));
-	f->target = xstrdup("");
-	f->variant = xstrdup("");
-	f->role = xstrdup("");
-	f->runtime = xstrdup("");
-	f->model = xstrdup("");
-	f->model_label = xstrdup("");
-	f->model_sha256 = xstrdup("");
-	f->model_file = xstrdup("");
-	f->started_at = xstrdup("");
-	f->status = xstrdup("");
-	f->verification = xstrdup("");
+	f->target = f->variant = f->role = f->runtime = f->model =
+		f->model_label = f->model_sha256 = f->model_file =
+		f->started_at = f->status = f->verification = (char *)"";
 }
 
 struct id_at {
@@ -3082,6 +3074,7 @@ store_run_facts(struct store *s, const int64_t *ids, size_t n,
 	struct id_at *ix = xcalloc(n ? n : 1, sizeof(*ix));
 	sqlite3_stmt *st;
 	size_t i;
+	char *lastv[16] = { 0 };
 	int rc = SQLITE_DONE;
 
 	op_begin(s);
@@ -3122,17 +3115,17 @@ store_run_facts(struct store *s, const int64_t *ids, size_t n,
 			f->id = sqlite3_column_int64(st, k++);
 			f->session_id = sqlite3_column_int64(st, k++);
 			f->environment_id = sqlite3_column_int64(st, k++);
-			f->target = col_text(st, k++);
-			f->variant = col_text(st, k++);
-			f->role = col_text(st, k++);
-			f->runtime = col_text(st, k++);
-			f->model = col_text(st, k++);
-			f->model_label = col_text(st, k++);
-			f->model_sha256 = col_text(st, k++);
-			f->model_file = col_text(st, k++);
-			f->started_at = col_text(st, k++);
-			f->status = col_text(st, k++);
-			f->verification = col_text(st, k++);
+			f->target = col_interned(s, st, k++, lastv);
+			f->variant = col_interned(s, st, k++, lastv);
+			f->role = col_interned(s, st, k++, lastv);
+			f->runtime = col_interned(s, st, k++, lastv);
+			f->model = col_interned(s, st, k++, lastv);
+			f->model_label = col_interned(s, st, k++, lastv);
+			f->model_sha256 = col_interned(s, st, k++, lastv);
+			f->model_file = col_interned(s, st, k++, lastv);
+			f->started_at = col_interned(s, st, k++, lastv);
+			f->status = col_interned(s, st, k++, lastv);
+			f->verification = col_interned(s, st, k++, lastv);
 		}
 	}
 	sqlite3_finalize(st);
@@ -3151,20 +3144,6 @@ store_run_facts(struct store *s, const int64_t *ids, size_t n,
 void
 store_run_facts_free(struct store_run_facts *f, size_t n)
 {
-	size_t i;
-
-	for (i = 0; f && i < n; i++) {
-		free(f[i].target);
-		free(f[i].variant);
-		free(f[i].role);
-		free(f[i].runtime);
-		free(f[i].model);
-		free(f[i].model_label);
-		free(f[i].model_sha256);
-		free(f[i].model_file);
-		free(f[i].started_at);
-		free(f[i].status);
-		free(f[i].verification);
-	}
+	(void)n;                /* the strings are the store's (interned) */
 	free(f);
 }

@@ -361,8 +361,9 @@ struct store_run_facts {
 };
 /*
  * The facts of the runs ids[0..n), in that order, into *out (n records;
- * a run that does not exist has id 0). Free with store_run_facts_free().
- * 0, or -1 after error().
+ * a run that does not exist has id 0). Free with store_run_facts_free();
+ * the strings are the store's (interned, as store_query_results()'s):
+ * valid until store_close(). 0, or -1 after error().
  */
 int store_run_facts(struct store *s, const int64_t *ids, size_t n,
 		    struct store_run_facts **out);
