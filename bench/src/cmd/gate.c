@@ -134,12 +134,14 @@ xml_escape(struct buf *b, const char *s)
 }
 
 static void
-render_junit(const struct gate_check *c, size_t n, struct buf *b)
+render_junit(const struct gate_check *c, size_t n, const struct warnings *w,
+	     struct buf *b)
 {
 	static const char *const suites[] = {
 		"workload", "shim-speedup", "shim-verified",
 	};
 	size_t i, s, fail = 0, err = 0;
+	int warned = 0;
 
 	for (i = 0; i < n; i++) {
 		fail += c[i].verdict == GATE_REGRESSION;
@@ -182,6 +184,18 @@ render_junit(const struct gate_check *c, size_t n, struct buf *b)
 			xml_escape(b, c[i].message);
 			buf_addf(b, "</%s>\n    </testcase>\n",
 				 c[i].verdict == GATE_REGRESSION ? "failure" : "error");
+		}
+		/* the warnings (what was left out or counted against the
+		 * defaults, outliers), once, with the first suite */
+		if (!warned && w->n) {
+			buf_adds(b, "    <system-err>");
+			for (i = 0; i < w->n; i++) {
+				buf_adds(b, "warning: ");
+				xml_escape(b, w->v[i]);
+				buf_adds(b, "\n");
+			}
+			buf_adds(b, "</system-err>\n");
+			warned = 1;
 		}
 		buf_adds(b, "  </testsuite>\n");
 	}
@@ -477,7 +491,7 @@ gate_write(const struct gate_cli *c, const struct gate_report *rep,
 		    rep->inconclusive ? "inconclusive" : "pass", code, base,
 		    c->candidate, o->mode, &js);
 	if (c->junit) {
-		render_junit(rep->checks, rep->n, &xml);
+		render_junit(rep->checks, rep->n, &rep->warn, &xml);
 		if (write_file_atomic(c->junit, xml.buf, xml.len) < 0)
 			ret = EXIT_ENV;
 	}

@@ -117,7 +117,10 @@ grep_in "$WORK/out" "counts what the defaults leave out, because the selection a
 expect_code 0 "compare csv with include=all" SB compare session=1 session=5,include=interrupted --format csv
 grep_in "$WORK/err" "session 5 ended 'interrupted'" "csv says so on stderr"
 expect_code 0 "gate on a tampered candidate (a copy of the baseline), included explicitly" \
-	SB gate --baseline session=1 --candidate session=3,include=tampered
+	SB gate --baseline session=1 --candidate session=3,include=tampered --junit "$WORK/tj.xml"
+grep_in "$WORK/tj.xml" "warning: candidate counts what the defaults leave out: session 3 was imported as tampered" \
+	"the JUnit says so too"
+check "and still validates" xmllint --noout --schema "$FIXTURES/junit.xsd" "$WORK/tj.xml"
 grep_in "$WORK/out" "candidate counts what the defaults leave out: session 3 was imported as tampered" \
 	"the gate says so"
 expect_code 4 "gate on a failed candidate: inconclusive, never a verdict on it" \
