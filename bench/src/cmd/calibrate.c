@@ -74,7 +74,8 @@ const struct command cmd_calibrate = {
 		"       shimbench calibrate --forget ID|SEL",
 	.description =
 		"With PLAN: runs it (`shimbench run`: its \"processes\" should be 3\n"
-		"or more, one configuration per variant), then calibrates from that\n"
+		"or more, one variant and one llama-bench configuration: several are\n"
+		"refused, they are not repeats), then calibrates from that\n"
 		"session and stores the noise floor (as --from label=... --store).\n"
 		"\n"
 		"The noise floor of a target from A/A processes: stored runs of one\n"

@@ -81,7 +81,8 @@ const struct command cmd_gate = {
 		"[--format md|json]",
 	.description =
 		"Decides whether the candidate regressed against the baseline, per\n"
-		"workload (model x test), for CI: after a macOS host or guest update,\n"
+		"workload (model x test x llama-bench configuration, never pooled), for\n"
+		"CI: after a macOS host or guest update,\n"
 		"rerun the plan and gate the new session against the last one.\n"
 		"Give --baseline, --shim-floor or both.\n"
 		"\n"
