@@ -9,7 +9,9 @@
 # The NVIDIA Vulkan driver needs the glvnd libraries in the system library
 # path: when they are missing, GL_DEBS names a directory of Debian .debs
 # (libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2) that
-# are unpacked into / (root only; meant for a throw-away machine).
+# are unpacked into / (root only; meant for a throw-away machine). A
+# shimbench built elsewhere needs its libraries there (cJSON, SQLite,
+# libcrypto): put copies in a directory named by LD_LIBRARY_PATH.
 set -eu
 out=${1:?usage: NVIDIA_ROOT=DIR gpu-vulkan.sh OUTDIR [tinyllama|gemma3-12b]}
 which=${2:-tinyllama}
