@@ -439,9 +439,30 @@ done:
 	return EXIT_OK;
 }
 
+struct quantize_view {
+	const char *out;
+	double started;
+	int drawn;
+};
+
+/* About once a second on a terminal: how far llama-quantize has got. */
+static void
+quantize_tick(void *ctx)
+{
+	struct quantize_view *v = ctx;
+	struct stat st;
+	double mb = stat(v->out, &st) == 0 ? st.st_size / 1e6 : 0;
+	int s = (int)(mono_now() - v->started);
+
+	fprintf(stderr, "\r\033[Ksynth: quantizing: %.0f MB written, %d:%02d "
+		"elapsed", mb, s / 60, s % 60);
+	v->drawn = 1;
+}
+
 static int
 run_quantize(const char *in, const char *out, const char *qtype, int quiet)
 {
+	struct quantize_view view = { out, mono_now(), 0 };
 	struct tool t = TOOL_INIT;
 	const char *argv[5];
 	struct proc p = PROC_INIT;
@@ -461,6 +482,10 @@ run_quantize(const char *in, const char *out, const char *qtype, int quiet)
 	p.mem_cap = 64 << 10;
 	if (!quiet)
 		fprintf(stderr, "synth: %s %s %s %s\n", prog, in, out, qtype);
+	if (!quiet && isatty(2)) {
+		p.tick = quantize_tick;
+		p.tick_ctx = &view;
+	}
 	if (proc_run(&p) < 0 && !p.exec_errno) {
 		ret = EXIT_ENV;
 	} else if (p.exec_errno) {
@@ -476,6 +501,11 @@ run_quantize(const char *in, const char *out, const char *qtype, int quiet)
 		error("'%s' failed: %s", prog, why.buf);
 		ret = EXIT_ENV;
 	}
+	if (view.drawn)
+		fputs("\r\033[K", stderr);
+	if (!quiet && ret == EXIT_OK)
+		fprintf(stderr, "synth: quantized to %s in %.0f s\n", qtype,
+			mono_now() - view.started);
 	proc_release(&p);
 	buf_release(&why);
 	tool_release(&t);
