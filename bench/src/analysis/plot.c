@@ -443,6 +443,28 @@ xpos(const int64_t *xs, size_t nx, int64_t session)
 	return 0;
 }
 
+/* The sessions of the lines, each once (unsorted; caller frees). */
+static int64_t *
+history_sessions(const struct plot_history_line *lines, size_t n, size_t *nx)
+{
+	int64_t *xs = NULL;
+	size_t i, k, j;
+
+	*nx = 0;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < lines[i].sr->np; k++) {
+			int64_t sid = lines[i].sr->p[k].session;
+
+			for (j = 0; j < *nx && xs[j] != sid; j++)
+				;
+			if (j == *nx) {
+				xs = xrealloc(xs, (*nx + 1) * sizeof(*xs));
+				xs[(*nx)++] = sid;
+			}
+		}
+	return xs;
+}
+
 int
 plot_history(const struct plot_history_line *lines, size_t n,
 	     const char *term, struct buf *out)
@@ -455,17 +477,7 @@ plot_history(const struct plot_history_line *lines, size_t n,
 
 	if (!have_gnuplot())
 		return -2;
-	for (i = 0; i < n; i++)
-		for (k = 0; k < lines[i].sr->np; k++) {
-			int64_t sid = lines[i].sr->p[k].session;
-			size_t j;
-			for (j = 0; j < nx && xs[j] != sid; j++)
-				;
-			if (j == nx) {
-				xs = xrealloc(xs, (nx + 1) * sizeof(*xs));
-				xs[nx++] = sid;
-			}
-		}
+	xs = history_sessions(lines, n, &nx);
 	if (!nx)
 		return 1;
 	qsort(xs, nx, sizeof(*xs), cmp_i64);

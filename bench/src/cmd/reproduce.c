@@ -91,6 +91,77 @@ measured(const struct rep_workload *w, const char *field)
 	return NAN;
 }
 
+struct tally {
+	int pass, fail, missing, ambiguous;
+};
+
+/* One published figure against the report: its table row and verdict. */
+static void
+figure_row(const struct published *pub, const struct pub_figure *f,
+	   const struct report *rep, int exact, struct table *t,
+	   struct tally *n)
+{
+	const struct rep_workload *w = NULL;
+	char v[4][64], amb[64];
+	const char *verdict, *row[8];
+	double m = NAN, tol, delta = NAN;
+	size_t k, nconf;
+
+	for (k = 0; k < rep->n; k++)
+		if (!strcmp(rep->w[k].model, f->model) &&
+		    !strcmp(rep->w[k].runtime, f->runtime) &&
+		    !strcmp(rep->w[k].test, f->test))
+			w = &rep->w[k];
+	nconf = report_count(rep, f->model, f->runtime, f->test);
+	if (w && nconf == 1)
+		m = measured(w, f->field);
+	if (exact) {
+		tol = 0.5 * pow(10, -f->decimals) + 1e-9;
+		snprintf(v[3], 64, "±%g %s", tol, kind_unit(f->kind));
+	} else if (f->kind == PUB_PERCENT) {
+		tol = pub->tol_percent_abs;
+		snprintf(v[3], 64, "±%g points", tol);
+	} else {
+		double rel = f->kind == PUB_MEDIAN ?
+			pub->tol_median_rel : pub->tol_ratio_rel;
+		tol = rel * fabs(f->value);
+		snprintf(v[3], 64, "±%g %%", rel * 100);
+	}
+	if (nconf > 1) {
+		/* several configurations: never one pooled figure */
+		snprintf(amb, sizeof(amb), "AMBIGUOUS: %zu configurations",
+			 nconf);
+		verdict = amb;
+		n->ambiguous++;
+	} else if (isnan(m)) {
+		verdict = "MISSING";
+		n->missing++;
+	} else {
+		delta = m - f->value;
+		verdict = fabs(delta) <= tol ? "PASS" : "FAIL";
+		if (fabs(delta) <= tol)
+			n->pass++;
+		else
+			n->fail++;
+	}
+	fmt_num(v[0], 64, f->value, 6);
+	if (isnan(m)) {
+		v[1][0] = v[2][0] = '\0';
+	} else {
+		fmt_num(v[1], 64, m, 6);
+		snprintf(v[2], 64, "%+.4f", delta);
+	}
+	row[0] = f->study;
+	row[1] = f->test;
+	row[2] = f->field;
+	row[3] = v[0];
+	row[4] = v[1];
+	row[5] = v[2];
+	row[6] = v[3];
+	row[7] = verdict;
+	table_add_row(t, row);
+}
+
 static int
 reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
@@ -104,7 +175,7 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 	const char *figures;
 	char *figures_found = NULL;
 	int ret = EXIT_OK, rc;
-	int pass = 0, fail = 0, missing = 0, ambiguous = 0;
+	struct tally tally = { 0 };
 	struct selection sel = { 0 };
 	struct published pub = { 0 };
 	struct report rep = { 0 };
@@ -144,71 +215,9 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
-	for (i = 0; i < pub.n; i++) {
-		const struct pub_figure *f = &pub.f[i];
-		const struct rep_workload *w = NULL;
-		char v[4][64];
-		const char *verdict, *row[8];
-		double m = NAN, tol, delta = NAN;
-		size_t k, nconf;
-		char amb[64];
-
-		if (o.study && strcmp(o.study, f->study))
-			continue;
-		for (k = 0; k < rep.n; k++)
-			if (!strcmp(rep.w[k].model, f->model) &&
-			    !strcmp(rep.w[k].runtime, f->runtime) &&
-			    !strcmp(rep.w[k].test, f->test))
-				w = &rep.w[k];
-		nconf = report_count(&rep, f->model, f->runtime, f->test);
-		if (w && nconf == 1)
-			m = measured(w, f->field);
-		if (o.exact) {
-			tol = 0.5 * pow(10, -f->decimals) + 1e-9;
-			snprintf(v[3], 64, "±%g %s", tol, kind_unit(f->kind));
-		} else if (f->kind == PUB_PERCENT) {
-			tol = pub.tol_percent_abs;
-			snprintf(v[3], 64, "±%g points", tol);
-		} else {
-			double rel = f->kind == PUB_MEDIAN ?
-				pub.tol_median_rel : pub.tol_ratio_rel;
-			tol = rel * fabs(f->value);
-			snprintf(v[3], 64, "±%g %%", rel * 100);
-		}
-		if (nconf > 1) {
-			/* several configurations: never one pooled figure */
-			snprintf(amb, sizeof(amb), "AMBIGUOUS: %zu "
-				 "configurations", nconf);
-			verdict = amb;
-			ambiguous++;
-		} else if (isnan(m)) {
-			verdict = "MISSING";
-			missing++;
-		} else {
-			delta = m - f->value;
-			verdict = fabs(delta) <= tol ? "PASS" : "FAIL";
-			if (fabs(delta) <= tol)
-				pass++;
-			else
-				fail++;
-		}
-		fmt_num(v[0], 64, f->value, 6);
-		if (isnan(m))
-			v[1][0] = v[2][0] = '\0';
-		else {
-			fmt_num(v[1], 64, m, 6);
-			snprintf(v[2], 64, "%+.4f", delta);
-		}
-		row[0] = f->study;
-		row[1] = f->test;
-		row[2] = f->field;
-		row[3] = v[0];
-		row[4] = v[1];
-		row[5] = v[2];
-		row[6] = v[3];
-		row[7] = verdict;
-		table_add_row(&t, row);
-	}
+	for (i = 0; i < pub.n; i++)
+		if (!o.study || !strcmp(o.study, pub.f[i].study))
+			figure_row(&pub, &pub.f[i], &rep, o.exact, &t, &tally);
 	if (t.nrows == 0) {
 		error("no published figure matches study '%s'",
 		      o.study ? o.study : "");
@@ -218,9 +227,10 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 	table_render(&t, o.format, &out);
 	fwrite(out.buf, 1, out.len, stdout);
 	if (!strcmp(o.format, "md"))
-		printf("\nfigures: %d pass, %d fail, %d missing%s%s\n", pass,
-		       fail, missing, missing ? " (no stored data for them)" : "",
-		       ambiguous ? "; some figures match several "
+		printf("\nfigures: %d pass, %d fail, %d missing%s%s\n",
+		       tally.pass, tally.fail, tally.missing,
+		       tally.missing ? " (no stored data for them)" : "",
+		       tally.ambiguous ? "; some figures match several "
 		       "configurations: select one with --select" : "");
 	for (i = 0; i < rep.warn.n; i++)
 		if (!strncmp(rep.warn.v[i], "these figures count", 19) ||
@@ -230,11 +240,11 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 			else
 				warning("%s", rep.warn.v[i]);
 		}
-	if (fail || (o.require_all && missing))
+	if (tally.fail || (o.require_all && tally.missing))
 		ret = EXIT_CHECK;
-	else if (ambiguous)
+	else if (tally.ambiguous)
 		ret = EXIT_INCONCLUSIVE;
-	else if (pass == 0)
+	else if (tally.pass == 0)
 		ret = EXIT_ENV;
 cleanup:
 	table_release(&t);

@@ -553,6 +553,92 @@ check_program(const struct plan *p, const struct plan_target *t, int mlx,
 			"(macOS), or set llama_bench in the plan");
 }
 
+/* SIP on a macOS target: it drops DYLD_* for protected binaries. */
+static void
+check_sip(const struct plan_target *t, const char *uname, int inject,
+	  struct target_check **v, size_t *n)
+{
+	struct target_check *c;
+	char *line;
+
+	c = add(v, n, xstrdup("sip"), "ok");
+	if (strncmp(uname, "Darwin", 6)) {
+		c->detail = xstrdup("not macOS: no SIP");
+	} else {
+		line = first_line(t, "csrutil status 2>&1 | head -n 1", NULL,
+				  "csrutil");
+		if (line && strstr(line, "disabled")) {
+			c->detail = xstrdup("System Integrity Protection disabled");
+		} else if (line && strstr(line, "enabled")) {
+			c->detail = xstrdup("System Integrity Protection enabled");
+			if (inject) {
+				c->status = "warning";
+				c->fix = xstrdup("SIP drops DYLD_INSERT_LIBRARIES "
+						 "for protected binaries: keep "
+						 "llama-bench outside /usr and "
+						 "/System (Homebrew's is fine)");
+			}
+		} else {
+			c->status = "warning";
+			c->detail = xstrfmt("SIP state unknown: %s",
+					    line ? line : "csrutil did not answer");
+		}
+		free(line);
+	}
+}
+
+/* A variant's injected library (against its pin) and probe, there. */
+static void
+check_variant(const struct plan_target *t, const struct plan_variant *pv,
+	      struct target_check **v, size_t *n)
+{
+	struct target_check *c;
+	char have[SHA256_HEX_LEN + 1], *line;
+
+	if (pv->inject_lib) {
+		c = add(v, n, xstrfmt("shim(%s)", pv->name), "ok");
+		error_silent++;
+		if (target_sha256(NULL, t, pv->inject_lib, have) < 0) {
+			c->status = "missing";
+			c->detail = xstrfmt("'%s' cannot be read there",
+					    pv->inject_lib);
+			c->fix = xstrfmt("shimbench shim install PLAN %s "
+					 "build/shim/LumeMetalCapabilities-"
+					 "arm64.dylib", pv->name);
+		} else if (strcasecmp(have, pv->inject_sha256)) {
+			c->status = "mismatch";
+			c->detail = xstrfmt("'%s' has SHA-256 %s; the plan "
+					    "pins %s", pv->inject_lib,
+					    have, pv->inject_sha256);
+			c->fix = xstrfmt("install the pinned build, or pin "
+					 "this one: shimbench shim install "
+					 "(or shim pin) PLAN %s DYLIB",
+					 pv->name);
+		} else {
+			c->detail = xstrfmt("'%s' SHA-256 %.12s… as "
+					    "pinned", pv->inject_lib, have);
+		}
+		error_silent--;
+	}
+	if (pv->probe_argv) {
+		c = add(v, n, xstrfmt("probe(%s)", pv->name), "ok");
+		line = first_line(t, "test -x \"$1\" && echo yes",
+				  pv->probe_argv[0], "probe");
+		if (line && !strcmp(line, "yes")) {
+			c->detail = xstrfmt("'%s' is there",
+					    pv->probe_argv[0]);
+		} else {
+			c->status = "missing";
+			c->detail = xstrfmt("'%s' is not an executable "
+					    "there", pv->probe_argv[0]);
+			c->fix = xstrfmt("shimbench shim install --probe "
+					 "build/shim/metal-capabilities "
+					 "PLAN %s DYLIB", pv->name);
+		}
+		free(line);
+	}
+}
+
 void
 target_doctor(const struct plan *p, const struct plan_target *t,
 	      struct target_check **v, size_t *n)
@@ -611,83 +697,14 @@ target_doctor(const struct plan *p, const struct plan_target *t,
 	for (i = 0; i < p->nvariants; i++)
 		inject |= !strcmp(p->variants[i].target, t->name) &&
 			p->variants[i].inject_lib != NULL;
-	c = add(v, n, xstrdup("sip"), "ok");
-	if (strncmp(uname, "Darwin", 6)) {
-		c->detail = xstrdup("not macOS: no SIP");
-	} else {
-		line = first_line(t, "csrutil status 2>&1 | head -n 1", NULL,
-				  "csrutil");
-		if (line && strstr(line, "disabled")) {
-			c->detail = xstrdup("System Integrity Protection disabled");
-		} else if (line && strstr(line, "enabled")) {
-			c->detail = xstrdup("System Integrity Protection enabled");
-			if (inject) {
-				c->status = "warning";
-				c->fix = xstrdup("SIP drops DYLD_INSERT_LIBRARIES "
-						 "for protected binaries: keep "
-						 "llama-bench outside /usr and "
-						 "/System (Homebrew's is fine)");
-			}
-		} else {
-			c->status = "warning";
-			c->detail = xstrfmt("SIP state unknown: %s",
-					    line ? line : "csrutil did not answer");
-		}
-		free(line);
-	}
+	check_sip(t, uname, inject, v, n);
 	if (llama)
 		check_program(p, t, 0, v, n);
 	if (mlx)
 		check_program(p, t, 1, v, n);
-	for (i = 0; i < p->nvariants; i++) {
-		const struct plan_variant *pv = &p->variants[i];
-		char have[SHA256_HEX_LEN + 1];
-
-		if (strcmp(pv->target, t->name))
-			continue;
-		if (pv->inject_lib) {
-			c = add(v, n, xstrfmt("shim(%s)", pv->name), "ok");
-			error_silent++;
-			if (target_sha256(NULL, t, pv->inject_lib, have) < 0) {
-				c->status = "missing";
-				c->detail = xstrfmt("'%s' cannot be read there",
-						    pv->inject_lib);
-				c->fix = xstrfmt("shimbench shim install PLAN %s "
-						 "build/shim/LumeMetalCapabilities-"
-						 "arm64.dylib", pv->name);
-			} else if (strcasecmp(have, pv->inject_sha256)) {
-				c->status = "mismatch";
-				c->detail = xstrfmt("'%s' has SHA-256 %s; the plan "
-						    "pins %s", pv->inject_lib,
-						    have, pv->inject_sha256);
-				c->fix = xstrfmt("install the pinned build, or pin "
-						 "this one: shimbench shim install "
-						 "(or shim pin) PLAN %s DYLIB",
-						 pv->name);
-			} else {
-				c->detail = xstrfmt("'%s' SHA-256 %.12s… as "
-						    "pinned", pv->inject_lib, have);
-			}
-			error_silent--;
-		}
-		if (pv->probe_argv) {
-			c = add(v, n, xstrfmt("probe(%s)", pv->name), "ok");
-			line = first_line(t, "test -x \"$1\" && echo yes",
-					  pv->probe_argv[0], "probe");
-			if (line && !strcmp(line, "yes")) {
-				c->detail = xstrfmt("'%s' is there",
-						    pv->probe_argv[0]);
-			} else {
-				c->status = "missing";
-				c->detail = xstrfmt("'%s' is not an executable "
-						    "there", pv->probe_argv[0]);
-				c->fix = xstrfmt("shimbench shim install --probe "
-						 "build/shim/metal-capabilities "
-						 "PLAN %s DYLIB", pv->name);
-			}
-			free(line);
-		}
-	}
+	for (i = 0; i < p->nvariants; i++)
+		if (!strcmp(p->variants[i].target, t->name))
+			check_variant(t, &p->variants[i], v, n);
 	for (i = 0; i < p->nmodels; i++) {
 		const struct plan_model *m = &p->models[i];
 
