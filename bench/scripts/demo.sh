@@ -44,7 +44,7 @@ sb --quiet run --label "demo-$stamp" --bundle "$out/bundle" bench/plans/default.
 	>"$out/local.md" || rc=$?
 sed -n '/^## llama-bench/,/^Values:/p' "$out/local.md"
 
-say "3. The macOS-update gate on a recorded pair (a 15 % slower 'update')"
+say "3. The macOS-update gate on a recorded pair (an 'update' about 14 % slower)"
 sb --quiet import --mapping "$osu/base.mapping.json" --mapping "$osu/slow.mapping.json" \
 	"$osu/base" "$osu/slow" >>"$out/import.log" 2>&1
 grc=0
