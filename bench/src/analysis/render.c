@@ -305,6 +305,12 @@ num(char *out, size_t size, double v, int decimals)
 static void
 cell_md(char *out, size_t size, const struct rep_cell *c)
 {
+	if (!c->sum.n && c->table_rows == 1 && isfinite(c->table_avg)) {
+		/* llama-bench's mean from a table, never a median of samples */
+		snprintf(out, size, "avg %.2f ± %.2f (table, no samples)",
+			 c->table_avg, isfinite(c->table_sd) ? c->table_sd : 0);
+		return;
+	}
 	if (!c->sum.n) {
 		snprintf(out, size, "–");
 		return;
@@ -591,6 +597,17 @@ render_md(const struct report *r, struct buf *out)
 static void
 cell_value(struct jw *w, const struct rep_cell *c)
 {
+	if (!c->sum.n && c->table_rows == 1 && isfinite(c->table_avg)) {
+		/* a table's mean and spread, not samples: no median */
+		jw_object(w);
+		jw_kstr(w, "variant", c->variant);
+		jw_kstr(w, "role", c->role);
+		jw_kstr(w, "spread_source", "table");
+		jw_knum(w, "table_avg", c->table_avg);
+		jw_knum(w, "table_stddev", c->table_sd);
+		jw_end(w);
+		return;
+	}
 	if (!c->sum.n) {
 		jw_null(w);
 		return;

@@ -80,8 +80,15 @@ cell_add(struct rep_cell *c, const struct store_result *r)
 		free(c->variant);
 		c->variant = v;
 	}
-	if (!r->n)
-		return;         /* a run without samples: no figure ("–") */
+	if (!r->n) {
+		/* a run without samples: no figure; a table's avg ± stddev is
+		 * kept to be shown as such */
+		if (r->from_table && isfinite(r->avg_ts)) {
+			c->table_avg = c->table_rows++ ? NAN : r->avg_ts;
+			c->table_sd = c->table_rows > 1 ? NAN : r->stddev_ts;
+		}
+		return;
+	}
 	if (c->n + r->n + 1 > c->ts_cap) {
 		c->ts_cap = 2 * (c->n + r->n + 1);
 		c->ts = xrealloc(c->ts, c->ts_cap * sizeof(double));
@@ -192,7 +199,8 @@ workload_for(struct report *rep, const struct store_result *r, size_t *last)
 	w = &rep->w[rep->n++];
 	memset(w, 0, sizeof(*w));
 	w->model = xstrdup(r->model);
-	w->label = xstrdup(*r->model_label ? r->model_label : r->model);
+	w->label = xstrdup(*r->model_label ? r->model_label :
+			   *r->model ? r->model : "model not named");
 	w->runtime = xstrdup(r->runtime);
 	w->test = xstrdup(r->test);
 	w->model_sha256 = xstrdup(r->model_sha256);

@@ -30,7 +30,11 @@ struct rep_cell {
 	size_t n;
 	int runs;
 	size_t *run_n;          /* samples of each run, in ts order */
-	struct summary sum;     /* sum.n == 0: no data */
+	struct summary sum;     /* sum.n == 0: no samples */
+	double table_avg, table_sd;   /* a table's avg ± stddev when the cell
+					 has no samples (one row), else NAN;
+					 shown, never used in a ratio */
+	int table_rows;
 	char **idents;          /* the fingerprint identities pooled */
 	size_t nidents;
 	int64_t *sessions;      /* the sessions pooled */

@@ -2029,7 +2029,8 @@ store_query_results(struct store *s, const struct selection *sel,
 		" coalesce(r.model_sha256, a.sha256, ''), r.status,"
 		" r.verification, x.test, x.n_prompt, x.n_gen, x.n_depth,"
 		" x.build_commit, e.os_build, e.os_version, e.identity,"
-		" e.base_identity, x.model_size, x.model_n_params, r.seq, x.idx"
+		" e.base_identity, x.model_size, x.model_n_params, r.seq, x.idx,"
+		" x.avg_ts, x.stddev_ts, coalesce(x.spread_source,'samples')"
 		RESULTS_FROM "%s", where.buf);
 	st = prepare(s, sql.buf);
 	if (!st)
@@ -2080,6 +2081,14 @@ store_query_results(struct store *s, const struct selection *sel,
 		keys[nrows - 1].run = r->run_id;
 		keys[nrows - 1].idx = sqlite3_column_int64(st, k++);
 		keys[nrows - 1].pos = nrows - 1;
+		r->avg_ts = sqlite3_column_type(st, k) == SQLITE_NULL ? NAN :
+			sqlite3_column_double(st, k);
+		k++;
+		r->stddev_ts = sqlite3_column_type(st, k) == SQLITE_NULL ? NAN :
+			sqlite3_column_double(st, k);
+		k++;
+		r->from_table = !strcmp((const char *)sqlite3_column_text(st, k++),
+					"table");
 		if (nrows > 1 && cmp_row_key(&keys[nrows - 2], &keys[nrows - 1]) > 0)
 			sorted = 0;
 	}

@@ -217,6 +217,8 @@ struct store_result {
 	char *os_build, *os_version, *identity, *base_identity;
 	int64_t model_size, model_n_params;
 	const struct store_config *config;   /* owned by the store */
+	double avg_ts, stddev_ts;   /* as printed; NAN when unknown */
+	int from_table;             /* avg ± stddev of a table: no samples */
 	size_t n;
 	double *ts;                 /* samples_ts, in stored order */
 };

@@ -90,4 +90,19 @@ printf '/lib64/libggml-base.so.0(ggml_abort+0x11f) [0x7f30]\n' >>"$C/glm.txt"
 expect_code 0 "a run that crashed after its rows" "$SHIMBENCH" --db "$WORK/c.db" import --set target=g,variant=stock "$C/glm.txt"
 [ "$(sqlite3 "$WORK/c.db" "select status from runs")" = incomplete ] && ok "stored as incomplete" ||
 	not_ok "status $(sqlite3 "$WORK/c.db" 'select status from runs')"
+# A table's results carry llama-bench's mean and spread, never samples:
+# the report shows them as such and computes no ratio from them.
+TB=$WORK/table
+mkdir -p "$TB"
+cp "$FIXTURES/real/geerlingguy-ai-benchmarks-20-rx580-table-no-build.md" "$TB/rx.md"
+(cd "$TB" && sha256sum rx.md >SHA256SUMS)
+expect_code 0 "import a md table" "$SHIMBENCH" --db "$WORK/table.db" import --set target=host,variant=stock,role=stock "$TB/rx.md"
+expect_code 0 "report of table results" "$SHIMBENCH" --db "$WORK/table.db" report
+grep_in "$WORK/out" "avg 346.76 ± 0.45 (table, no samples)" "the table's mean and spread, named as such"
+grep_in "$WORK/out" "| model not named (llama.cpp) | pp512" "a quick import without model= says so"
+expect_code 0 "report json of table results" "$SHIMBENCH" --db "$WORK/table.db" report --format json
+check "json: spread_source table, no median" python3 -c "
+import json,sys; d=json.load(open('$WORK/out'))
+c=[w['stock'] for w in d['workloads'] if w['test']=='pp512'][0]
+assert c['spread_source']=='table' and c['table_avg']==346.76 and 'median' not in c, c"
 test_done
