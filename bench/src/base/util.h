@@ -20,6 +20,19 @@ enum {
 	EXIT_USAGE = 2,         /* bad command line or bad input file */
 	EXIT_ENV = 3,           /* environment or tool failure */
 	EXIT_INCONCLUSIVE = 4,  /* not enough data to decide */
+	EXIT_INTERRUPTED = 130, /* run stopped by SIGINT/SIGTERM (128 + 2) */
+};
+
+/*
+ * Return codes of library functions. 0 and -1 (after error()) are the
+ * rule; a function that needs to tell more failures apart uses these
+ * names, and its header says which it returns. Never a bare -2 or -3.
+ */
+enum {
+	RC_OK = 0,
+	RC_ERROR = -1,    /* after error(): the store, a file, a tool failed */
+	RC_USAGE = -2,    /* after error(): bad input (a selection, a file) */
+	RC_NOTHING = -3,  /* after error(): nothing matched, nothing counts */
 };
 
 /*

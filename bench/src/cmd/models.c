@@ -960,7 +960,7 @@ models_fetch(int argc, char **argv, struct cmd_ctx *ctx)
 		fetch_result_release(&res);
 	}
 	if (proc_interrupted())
-		worst = 130;
+		worst = EXIT_INTERRUPTED;
 	ret = worst;
 cleanup:
 	free(args);

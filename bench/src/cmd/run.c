@@ -75,7 +75,7 @@ conclude(struct cmd_ctx *ctx, struct store *s, struct run_summary *sum,
 		fprintf(stderr, "interrupted: session %lld stored as "
 			"interrupted with its completed runs\n",
 			(long long)sum->session_id);
-		ret = 130;
+		ret = EXIT_INTERRUPTED;
 	} else if (ret == EXIT_OK && (sum->failures || sum->unverified)) {
 		ret = EXIT_CHECK;
 	}
