@@ -111,20 +111,10 @@ add_label(struct buf *b, const char *s)
 static int
 have_gnuplot(void)
 {
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save = NULL;
-	int found = 0;
+	char *p = path_find("gnuplot");
+	int found = p != NULL;
 
-	if (!path)
-		return 0;
-	copy = xstrdup(path);
-	for (dir = strtok_r(copy, ":", &save); dir && !found;
-	     dir = strtok_r(NULL, ":", &save)) {
-		char *p = xstrfmt("%s/gnuplot", *dir ? dir : ".");
-		found = access(p, X_OK) == 0;
-		free(p);
-	}
-	free(copy);
+	free(p);
 	return found;
 }
 

@@ -540,3 +540,74 @@ term_guard(FILE *fp)
 	setvbuf(guarded, NULL, _IOLBF, 0);
 	return guarded;
 }
+
+/* ---- the PATH lookup ------------------------------------------------------------- */
+
+/* The search list when PATH is unset (what execvp() uses then). */
+static char *
+default_path(void)
+{
+#ifdef _CS_PATH
+	size_t n = confstr(_CS_PATH, NULL, 0);
+
+	if (n > 1) {
+		char *p = xmalloc(n);
+
+		if (confstr(_CS_PATH, p, n) == n && *p)
+			return p;
+		free(p);
+	}
+#endif
+	return xstrdup("/usr/bin:/bin");
+}
+
+char *
+path_search(const char *name, const char *path, const char *cwd, int *err)
+{
+	char *own = NULL, *found = NULL;
+	const char *p, *end;
+	int seen = 0;
+
+	if (err)
+		*err = ENOENT;
+	if (!name || !*name)
+		return NULL;
+	if (strchr(name, '/'))
+		return xstrdup(name);
+	if (!path)
+		path = own = default_path();
+	for (p = path; !found; p = end + 1) {
+		struct stat st;
+		char *cand, *at;
+
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		cand = end == p ? xstrfmt("./%s", name) :
+			xstrfmt("%.*s/%s", (int)(end - p), p, name);
+		/* where the check looks: a relative entry inside cwd */
+		at = cwd && cand[0] != '/' ? xstrfmt("%s/%s", cwd, cand) : cand;
+		if (stat(at, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(at, X_OK) == 0)
+				found = cand;
+			else
+				seen = 1;
+		}
+		if (at != cand)
+			free(at);
+		if (!found)
+			free(cand);
+		if (!*end)
+			break;
+	}
+	if (!found && seen && err)
+		*err = EACCES;
+	free(own);
+	return found;
+}
+
+char *
+path_find(const char *name)
+{
+	return path_search(name, getenv("PATH"), NULL, NULL);
+}

@@ -56,6 +56,28 @@ int dir_is_empty(const char *dir);
 int write_all(int fd, const char *what, const void *data, size_t len);
 
 /*
+ * The one PATH lookup (doctor, run, tools, charts, child processes all use
+ * it, so what one finds the others find). The rule is POSIX's execvp():
+ *  - a name holding a '/' is not searched: it is returned as it is;
+ *  - otherwise each entry of path (the value of PATH) is tried in order,
+ *    and an empty entry (a leading or trailing ':', "::", or PATH set to
+ *    "") means the current directory, found as "./NAME";
+ *  - path NULL (PATH unset) searches the system's default path
+ *    (confstr(_CS_PATH), else "/usr/bin:/bin").
+ * A candidate counts when it is a regular file this process may execute.
+ * Relative entries are looked up in cwd (NULL: the current directory; a
+ * child that changes directory before it executes passes its own) and
+ * come back relative, as the child will execute them. Returns the path
+ * (the caller frees it), or NULL when nothing counts; then *err (may be
+ * NULL) is EACCES when a file of that name exists but cannot be
+ * executed, ENOENT otherwise. An empty name finds nothing.
+ */
+char *path_search(const char *name, const char *path, const char *cwd,
+		  int *err);
+/* path_search(name, getenv("PATH"), NULL, NULL). */
+char *path_find(const char *name);
+
+/*
  * The directory of the running executable (via /proc/self/exe on Linux,
  * _NSGetExecutablePath on macOS), symlinks resolved; NULL when unknown.
  * The caller frees it.

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "base/proc.h"
+#include "base/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -162,12 +163,44 @@ child_fail(int fd, int stage, int err)
 }
 
 /*
+ * What the child executes, found before fork() with path_search() (the
+ * one PATH lookup, base/files.h) in the child's own PATH: path (NULL when
+ * nothing was found; err says why), and sh_argv for a file without "#!"
+ * (sh PATH ARGS...), as execvp() would run it.
+ */
+struct exec_plan {
+	char *path;
+	int err;
+	char **sh_argv;
+};
+
+static void
+exec_plan_init(struct exec_plan *x, const struct proc *p, char **env)
+{
+	const char *path = NULL;
+	size_t i, n = 0;
+
+	for (i = 0; env[i]; i++)
+		if (!strncmp(env[i], "PATH=", 5))
+			path = env[i] + 5;
+	x->path = path_search(p->argv[0], path, p->cwd, &x->err);
+	while (p->argv[n])
+		n++;
+	x->sh_argv = xcalloc(n + 2, sizeof(char *));
+	x->sh_argv[0] = "sh";
+	x->sh_argv[1] = x->path;
+	for (i = 1; i < n; i++)
+		x->sh_argv[i + 1] = (char *)p->argv[i];
+}
+
+/*
  * The child side of proc_start(): only async-signal-safe calls until
- * execvp() (the environment array was built before fork()).
+ * execv() (the environment and the program's path were settled before
+ * fork()).
  */
 static void
-child_exec(const struct proc *p, int out_w, int err_w, int notify_w,
-	   char **env)
+child_exec(const struct proc *p, const struct exec_plan *x, int out_w,
+	   int err_w, int notify_w, char **env)
 {
 	struct sigaction sa;
 	sigset_t none;
@@ -194,7 +227,13 @@ child_exec(const struct proc *p, int out_w, int err_w, int notify_w,
 	if (p->cwd && chdir(p->cwd) < 0)
 		child_fail(notify_w, 1, errno);
 	environ = env;
-	execvp(p->argv[0], (char *const *)p->argv);
+	if (!x->path)
+		child_fail(notify_w, 0, x->err);
+	execv(x->path, (char *const *)p->argv);
+	if (errno == ENOEXEC) {
+		/* what execvp() does with a script without "#!" */
+		execv("/bin/sh", x->sh_argv);
+	}
 	child_fail(notify_w, 0, errno);
 }
 
@@ -214,6 +253,7 @@ proc_start(struct proc *p)
 {
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, notify[2] = { -1, -1 };
 	char **env = NULL;
+	struct exec_plan x = { NULL, 0, NULL };
 	struct notify n;
 	ssize_t r;
 	int ret = -1;
@@ -228,6 +268,7 @@ proc_start(struct proc *p)
 		goto cleanup;
 	}
 	env = build_env(p);
+	exec_plan_init(&x, p, env);
 	fflush(NULL);
 	p->started = mono_now();
 	p->pid = fork();
@@ -236,7 +277,7 @@ proc_start(struct proc *p)
 		goto cleanup;
 	}
 	if (p->pid == 0)
-		child_exec(p, out[1], err[1], notify[1], env);
+		child_exec(p, &x, out[1], err[1], notify[1], env);
 
 	/* Both sides set the group, so no kill() can miss it. */
 	setpgid(p->pid, p->pid);
@@ -281,6 +322,8 @@ cleanup:
 	close_fd(&notify[0]);
 	close_fd(&notify[1]);
 	free(env);
+	free(x.path);
+	free(x.sh_argv);
 	if (ret < 0) {
 		close_fd(&p->out_file);
 		close_fd(&p->err_file);
@@ -290,7 +333,7 @@ cleanup:
 
 /* Writes all of data to fd; -1 with errno on failure. */
 static int
-write_all(int fd, const char *data, size_t len)
+write_fully(int fd, const char *data, size_t len)
 {
 	while (len) {
 		ssize_t n = write(fd, data, len);
@@ -342,7 +385,7 @@ drain(struct proc *p, int *fd, int file, const char *path, struct buf *copy,
 	} else {
 		*truncated = 1;
 	}
-	if (file >= 0 && !*write_failed && write_all(file, chunk, (size_t)n) < 0) {
+	if (file >= 0 && !*write_failed && write_fully(file, chunk, (size_t)n) < 0) {
 		*write_failed = 1;
 		return error("cannot write '%s': %s", path, strerror(errno));
 	}

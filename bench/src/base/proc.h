@@ -6,7 +6,9 @@
  * result; proc_start() spawns it, proc_finish() streams its output and
  * waits; proc_run() does both.
  *
- * The child is executed with execvp() (never through a shell), in its own
+ * The child is executed like execvp() (never through a shell): argv[0]
+ * is found with path_search() (base/files.h) in the child's own PATH,
+ * the lookup doctor and the tool finder use too. It runs in its own
  * process group, with stdin from /dev/null. Its stdout and stderr are
  * drained together with poll() so neither pipe can fill and deadlock; each
  * is written, as it streams, to its file (no size limit) and copied into a
@@ -37,7 +39,7 @@
 
 struct proc {
 	/* ---- input ---- */
-	const char *const *argv;     /* NULL-terminated; argv[0] via execvp (PATH) */
+	const char *const *argv;     /* NULL-terminated; argv[0] on PATH */
 	const char *const *env_set;  /* NULL-terminated "K=V" to set, or NULL */
 	const char *const *env_unset;/* NULL-terminated names to unset, or NULL */
 	const char *cwd;             /* working directory, NULL to inherit */

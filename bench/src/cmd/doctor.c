@@ -296,33 +296,11 @@ cleanup:
 	tool_release(&t);
 }
 
-/* Looks name up on PATH; returns the path or NULL. */
-static char *
-which(const char *name)
-{
-	const char *path = getenv("PATH"), *p, *end;
-
-	for (p = path ? path : ""; *p; p = *end ? end + 1 : end) {
-		char *cand;
-
-		end = strchr(p, ':');
-		if (!end)
-			end = p + strlen(p);
-		if (end == p)
-			continue;
-		cand = xstrfmt("%.*s/%s", (int)(end - p), p, name);
-		if (file_exists(cand) && access(cand, X_OK) == 0)
-			return cand;
-		free(cand);
-	}
-	return NULL;
-}
-
 static void
 check_program(struct check *c, const char *name, const char *version_arg,
 	      const char *version_needle, char *fix)
 {
-	char *path = which(name);
+	char *path = path_find(name);
 	struct buf out = BUF_INIT;
 	char *version = NULL;
 
@@ -355,7 +333,7 @@ check_chromium(struct check *c)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		char *path = which(names[i]);
+		char *path = path_find(names[i]);
 
 		if (path) {
 			c->path = path;

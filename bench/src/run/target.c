@@ -370,24 +370,11 @@ add(struct target_check **v, size_t *n, char *name, const char *status)
 static int
 on_path(const char *name)
 {
-	const char *path = getenv("PATH"), *p, *end;
+	char *p = path_find(name);
+	int found = p != NULL;
 
-	for (p = path ? path : ""; *p; p = *end ? end + 1 : end) {
-		char *cand;
-		int ok;
-
-		end = strchr(p, ':');
-		if (!end)
-			end = p + strlen(p);
-		if (end == p)
-			continue;
-		cand = xstrfmt("%.*s/%s", (int)(end - p), p, name);
-		ok = access(cand, X_OK) == 0;
-		free(cand);
-		if (ok)
-			return 1;
-	}
-	return 0;
+	free(p);
+	return found;
 }
 
 /* The last error() as a detail line. */

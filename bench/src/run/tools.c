@@ -54,33 +54,6 @@ absolute(const char *path)
 	return xstrfmt("%s/%s", cwd, path);
 }
 
-/* Looks name up on $PATH like execvp; returns the path or NULL. */
-static char *
-search_path(const char *name)
-{
-	const char *path = getenv("PATH"), *p, *end;
-
-	if (!path || !*path)
-		return NULL;
-	for (p = path; ; p = end + 1) {
-		char *cand;
-
-		end = strchr(p, ':');
-		if (!end)
-			end = p + strlen(p);
-		if (end == p)
-			cand = xstrfmt("./%s", name);
-		else
-			cand = xstrfmt("%.*s/%s", (int)(end - p), p, name);
-		if (is_executable(cand))
-			return cand;
-		free(cand);
-		if (!*end)
-			break;
-	}
-	return NULL;
-}
-
 char *
 tool_wrapper_target(const char *path, const char *name)
 {
@@ -141,7 +114,7 @@ find_explicit(struct tool *t, const char *name, const char *value,
 		set_found(t, name, absolute(value), where);
 		return 0;
 	}
-	path = search_path(value);
+	path = path_find(value);
 	if (!path)
 		return error("%s '%s' not found on PATH", what, value);
 	set_found(t, name, path, where);
@@ -171,7 +144,7 @@ tool_find(const char *name, const char *explicit, struct tool *t)
 		free(what);
 		goto cleanup;
 	}
-	path = search_path(name);
+	path = path_find(name);
 	if (path) {
 		set_found(t, name, path, "PATH");
 		goto cleanup;

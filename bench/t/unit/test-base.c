@@ -1,14 +1,18 @@
 /* The base layer's JSON module, option parser and PRNG. */
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
+#include "base/files.h"
 #include "base/json.h"
 #include "base/opt.h"
 #include "base/rng.h"
 #include "base/util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static struct json *
 parse(const char *s)
@@ -485,7 +489,124 @@ test_rng(void)
 	}
 }
 
+/*
+ * The one PATH lookup (POSIX execvp rules): a name with a '/' as it is,
+ * empty entries are the current directory, an unset PATH the default.
+ */
+static void
+test_path_search(void)
+{
+	char dir[] = "/tmp/test-path.XXXXXX", cwd[4096];
+	char *bin, *other, *prog, *plain, *sub, *want;
+	int err;
+	struct {
+		const char *path;     /* PATH; "@" stands for bin, "%" for other */
+		const char *name;
+		const char *want;     /* "" nothing; "@" bin/name; "%" other/name */
+		int err;
+	} cases[] = {
+		{ "@", "prog", "@", 0 },
+		{ "/nonexistent:@", "prog", "@", 0 },
+		{ "%:@", "prog", "%", 0 },          /* the first entry wins */
+		{ "@:%", "prog", "@", 0 },
+		{ "", "prog", "./prog", 0 },        /* PATH="": the current dir */
+		{ ":/nonexistent", "prog", "./prog", 0 },  /* leading ':' */
+		{ "/nonexistent:", "prog", "./prog", 0 },  /* trailing ':' */
+		{ "/nonexistent::/x", "prog", "./prog", 0 }, /* "::" */
+		{ "/nonexistent:@", "plain", "", EACCES }, /* not executable */
+		{ "@", "sub", "", ENOENT },         /* a directory never counts */
+		{ "@", "missing", "", ENOENT },
+		{ "@", "", "", ENOENT },
+		{ "/nonexistent", "./prog", "./prog", 0 }, /* a '/': as it is */
+		{ "/nonexistent", "/no/such/prog", "/no/such/prog", 0 },
+	};
+	size_t i;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+	bin = xstrfmt("%s/bin", dir);
+	other = xstrfmt("%s/other", dir);
+	CHECK(mkdir(bin, 0755) == 0 && mkdir(other, 0755) == 0);
+	prog = xstrfmt("%s/prog", bin);
+	CHECK(write_file_atomic(prog, "#!/bin/sh\n", 10) == 0);
+	CHECK(chmod(prog, 0755) == 0);
+	free(prog);
+	prog = xstrfmt("%s/prog", other);
+	CHECK(write_file_atomic(prog, "#!/bin/sh\n", 10) == 0);
+	CHECK(chmod(prog, 0755) == 0);
+	plain = xstrfmt("%s/plain", bin);
+	CHECK(write_file_atomic(plain, "data\n", 5) == 0);
+	CHECK(chmod(plain, 0644) == 0);
+	sub = xstrfmt("%s/sub", bin);
+	CHECK(mkdir(sub, 0755) == 0);
+	/* the current directory holds a prog of its own: bin's */
+	CHECK(chdir(bin) == 0);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct buf path = BUF_INIT;
+		const char *c;
+		char *got;
+
+		for (c = cases[i].path; *c; c++)
+			buf_adds(&path, *c == '@' ? bin : *c == '%' ? other :
+				 (char[]){ *c, 0 });
+		got = path_search(cases[i].name, path.buf, NULL, &err);
+		if (!*cases[i].want) {
+			CHECK(got == NULL);
+			CHECK(err == cases[i].err);
+			if (got || err != cases[i].err)
+				printf("  case %zu: PATH '%s' name '%s'\n", i,
+				       path.buf, cases[i].name);
+		} else {
+			want = cases[i].want[0] == '@' ?
+				xstrfmt("%s/%s", bin, cases[i].name) :
+				cases[i].want[0] == '%' ?
+				xstrfmt("%s/%s", other, cases[i].name) :
+				xstrdup(cases[i].want);
+			CHECK_STR(got, want);
+			free(want);
+		}
+		free(got);
+		buf_release(&path);
+	}
+	/* PATH unset: the system's default path, where sh always is */
+	{
+		char *sh = path_search("sh", NULL, NULL, NULL);
+
+		CHECK(sh != NULL && sh[0] == '/');
+		free(sh);
+	}
+	/* relative entries are looked up in the cwd given, and stay
+	 * relative (a child executes them after its chdir) */
+	CHECK(chdir(cwd) == 0);
+	{
+		char *got = path_search("prog", "/nonexistent::bin", dir, &err);
+
+		CHECK_STR(got, "bin/prog");
+		free(got);
+		got = path_search("prog", ":", bin, &err);
+		CHECK_STR(got, "./prog");
+		free(got);
+		got = path_search("prog", ":", other, &err);
+		CHECK_STR(got, "./prog");
+		free(got);
+		got = path_search("plain", "", dir, &err);
+		CHECK(got == NULL && err == ENOENT);
+		free(got);
+	}
+	{
+		char *rm = xstrfmt("rm -rf '%s'", dir);
+		CHECK(system(rm) == 0);
+		free(rm);
+	}
+	free(bin);
+	free(other);
+	free(prog);
+	free(plain);
+	free(sub);
+}
+
 static const struct test_case tests[] = {
+	{ "PATH lookup: POSIX rules, empty entries are the current directory", test_path_search },
 	{ "json: parse errors name the place", test_json_parse_errors },
 	{ "json: accessors", test_json_access },
 	{ "json: int64 range checks", test_json_int64_range },

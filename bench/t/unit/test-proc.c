@@ -315,6 +315,43 @@ test_env_path_lookup(void)
 }
 
 static void
+test_path_empty_entry(void)
+{
+	/* an empty PATH entry is the current directory, for proc as for
+	 * path_search() (doctor and run agree on what is found) */
+	char *dir = child_abs_path();
+	const char *argv[] = { "proc-child", "exit", "9", NULL };
+	const char *set[] = { "PATH=/nonexistent:", NULL };
+	struct proc p = PROC_INIT;
+
+	*strrchr(dir, '/') = '\0';
+	p.argv = argv;
+	p.env_set = set;
+	p.cwd = dir;
+	CHECK(proc_run(&p) == 0);
+	CHECK(p.status == 9);
+	proc_release(&p);
+	free(dir);
+}
+
+static void
+test_script_without_shebang(void)
+{
+	/* execvp runs a file without "#!" with /bin/sh; so does proc */
+	const char *path = tmp_path("no-shebang");
+	const char *argv[] = { path, "a b", NULL };
+	struct proc p = PROC_INIT;
+
+	CHECK(write_file_atomic(path, "echo \"[$1]\"\n", 12) == 0);
+	chmod(path, 0755);
+	p.argv = argv;
+	CHECK(proc_run(&p) == 0);
+	CHECK(p.status == 0);
+	CHECK_STR(p.out.buf, "[a b]\n");
+	proc_release(&p);
+}
+
+static void
 test_cwd(void)
 {
 	const char *dir = tmp_path("work dir");
@@ -527,6 +564,8 @@ static const struct test_case tests[] = {
 	{ "timeout kills the group", test_timeout_kills_group },
 	{ "env set and unset", test_env_set_unset },
 	{ "PATH lookup uses the child's PATH", test_env_path_lookup },
+	{ "an empty PATH entry is the current directory", test_path_empty_entry },
+	{ "a script without #! runs through sh", test_script_without_shebang },
 	{ "cwd", test_cwd },
 	{ "bad cwd", test_bad_cwd },
 	{ "stdin is /dev/null", test_stdin_is_devnull },
