@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/provenance.h"
 #include "analysis/render.h"
+#include "evidence/fingerprint.h"
 #include "evidence/runrec.h"
 #include "evidence/store.h"
 #include "base/json.h"
@@ -130,30 +131,18 @@ unique_keep_first(int64_t *v, size_t *n)
 
 /* A fingerprint fact as text ("" when absent or null). */
 static char *
-fact(const struct json *fp, const char *key)
+fact(const struct fp_fact *f)
 {
-	const struct json *v = json_get(fp, key);
-
-	if (json_str(v))
-		return xstrdup(json_str(v));
-	if (json_type(v) == JSON_NUMBER) {
+	if (f && f->type == FP_STR)
+		return xstrdup(f->str);
+	if (f && f->type == FP_NUM) {
 		char n[64];
-		fmt_num(n, sizeof(n), json_num(v), 6);
+		fmt_num(n, sizeof(n), f->num, 6);
 		return xstrdup(n);
 	}
-	if (json_type(v) == JSON_TRUE || json_type(v) == JSON_FALSE)
-		return xstrdup(json_type(v) == JSON_TRUE ? "true" : "false");
+	if (f && f->type == FP_BOOL)
+		return xstrdup(f->b ? "true" : "false");
 	return xstrdup("");
-}
-
-static int
-fact_true(const struct json *fp, const char *key)
-{
-	char *v = fact(fp, key);
-	int yes = !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes");
-
-	free(v);
-	return yes;
 }
 
 /* Appends "SEP TEXT" (TEXT alone at the start) when text is not empty. */
@@ -168,10 +157,9 @@ part(struct buf *b, const char *text)
 }
 
 static void
-part_fact(struct buf *b, const struct json *fp, const char *key,
-	  const char *fmt)
+part_fact(struct buf *b, const struct fp_fact *f, const char *fmt)
 {
-	char *v = fact(fp, key);
+	char *v = fact(f);
 
 	if (*v) {
 		char *t = xstrfmt(fmt, v);
@@ -185,32 +173,34 @@ part_fact(struct buf *b, const struct json *fp, const char *key,
 static void
 env_summaries(struct prov_env *e, const char *build_fallback)
 {
-	struct json *fp;
+	struct fingerprint fp = FINGERPRINT_INIT;
 	struct buf b = BUF_INIT;
 	char *v, *w;
 	double mem;
 
 	/* an unreadable fingerprint shows as "not recorded" */
 	error_silent++;
-	fp = json_parse(e->fingerprint_json, strlen(e->fingerprint_json), NULL);
+	if (fingerprint_from_text(&fp, e->fingerprint_json, NULL) < 0)
+		fingerprint_release(&fp);
 	error_silent--;
 	/* hardware */
-	v = fact(fp, "hw_model");
-	if (*v && fact_true(fp, "is_vm")) {
+	v = fact(fp.hw_model);
+	if (*v && fp.is_vm == 1) {
 		w = xstrfmt("%s (VM)", v);
 		part(&b, w);
 		free(w);
 	} else if (*v) {
 		part(&b, v);
-	} else if (fact_true(fp, "is_vm")) {
+	} else if (fp.is_vm == 1) {
 		part(&b, "virtual machine");
 	}
 	free(v);
-	part_fact(&b, fp, "cpu_model", "%s");
-	part_fact(&b, fp, "cpu_cores", "%s cores");
-	mem = json_num(json_get(fp, "memory_bytes"));
+	part_fact(&b, fp.cpu_model, "%s");
+	part_fact(&b, fp.cpu_cores, "%s cores");
+	mem = fp.memory_bytes && fp.memory_bytes->type == FP_NUM ?
+		fp.memory_bytes->num : NAN;
 	if (isnan(mem)) {
-		v = fact(fp, "memory_bytes");
+		v = fact(fp.memory_bytes);
 		if (*v && parse_double(v, &mem) < 0)
 			mem = NAN;
 		free(v);
@@ -224,40 +214,40 @@ env_summaries(struct prov_env *e, const char *build_fallback)
 	}
 	e->hardware = buf_detach(&b, NULL);
 	/* the virtual machine and what limits injection */
-	part_fact(&b, fp, "vm_image", "image %s");
-	part_fact(&b, fp, "lume_version", "lume %s");
-	part_fact(&b, fp, "tart_version", "tart %s");
-	part_fact(&b, fp, "sip", "SIP %s");
+	part_fact(&b, fp.vm_image, "image %s");
+	part_fact(&b, fp.lume_version, "lume %s");
+	part_fact(&b, fp.tart_version, "tart %s");
+	part_fact(&b, fp.sip, "SIP %s");
 	e->vm = buf_detach(&b, NULL);
 	/* GPU */
-	part_fact(&b, fp, "gpu", "%s");
-	part_fact(&b, fp, "gpu_cores", "%s GPU cores");
+	part_fact(&b, fp.gpu, "%s");
+	part_fact(&b, fp.gpu_cores, "%s GPU cores");
 	e->gpu = buf_detach(&b, NULL);
 	/* OS: name version (build), else the kernel */
-	part_fact(&b, fp, "os_name", "%s");
-	v = fact(fp, "os_version");
+	part_fact(&b, fp.os_name, "%s");
+	v = fact(fp.os_version);
 	if (*v) {
 		if (b.len)
 			buf_addch(&b, ' ');
 		buf_adds(&b, v);
 	}
 	free(v);
-	v = fact(fp, "os_build");
+	v = fact(fp.os_build);
 	if (*v)
 		buf_addf(&b, "%s(build %s)", b.len ? " " : "", v);
 	else
-		part_fact(&b, fp, "kernel", "kernel %s");
+		part_fact(&b, fp.kernel, "kernel %s");
 	free(v);
 	e->os = buf_detach(&b, NULL);
-	e->llama_build = fact(fp, "llama_build");
+	e->llama_build = fact(fp.llama_build);
 	if (!*e->llama_build && build_fallback && *build_fallback) {
 		free(e->llama_build);
 		e->llama_build = xstrfmt("%s (from llama-bench output)",
 					 build_fallback);
 	}
-	e->llama_bench_sha256 = fact(fp, "llama_bench_sha256");
-	e->shim_sha256 = fact(fp, "shim_sha256");
-	json_free(fp);
+	e->llama_bench_sha256 = fact(fp.llama_bench_sha256);
+	e->shim_sha256 = fact(fp.shim_sha256);
+	fingerprint_release(&fp);
 }
 
 static void

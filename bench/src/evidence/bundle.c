@@ -390,6 +390,7 @@ static int
 read_env(struct session_data *d, const struct json *e, const char *name)
 {
 	struct env_rec *er;
+	struct fingerprint fp;
 	char id[65], base[65];
 
 	if (json_type(e) != JSON_OBJECT)
@@ -401,9 +402,11 @@ read_env(struct session_data *d, const struct json *e, const char *name)
 	er = &d->envs[d->nenvs++];
 	memset(er, 0, sizeof(*er));
 	er->target = xstrdup(json_key(e));
-	er->fingerprint_json = json_print(e, 0);
-	if (fingerprint_identity(er->fingerprint_json, id, base) < 0)
+	if (fingerprint_from_json(&fp, e, name) < 0)
 		return -1;
+	er->fingerprint_json = fingerprint_json(&fp);
+	fingerprint_identity(&fp, id, base);
+	fingerprint_release(&fp);
 	er->identity = xstrdup(id);
 	er->base_identity = xstrdup(base);
 	return 0;

@@ -4,6 +4,7 @@
 #include "base/json.h"
 #include "base/util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,60 +17,279 @@ static const char *const identity_keys[] = {
 	"pvg_unrestricted",
 };
 
+/* ---- the struct ---------------------------------------------------------------- */
+
+static void refresh(struct fingerprint *fp);
+
 static void
-add_key(struct buf *b, const struct json *root, const char *key)
+fact_clear(struct fp_fact *f)
 {
-	const struct json *v = json_get(root, key);
-	char *text;
+	free(f->key);
+	free(f->str);
+	json_free(f->json);
+	memset(f, 0, sizeof(*f));
+}
+
+void
+fingerprint_release(struct fingerprint *fp)
+{
+	size_t i;
+
+	for (i = 0; i < fp->nfacts; i++)
+		fact_clear(&fp->facts[i]);
+	free(fp->facts);
+	memset(fp, 0, sizeof(*fp));
+}
+
+void
+fingerprint_copy(struct fingerprint *dst, const struct fingerprint *src)
+{
+	size_t i;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->facts = xcalloc(src->nfacts ? src->nfacts : 1, sizeof(*dst->facts));
+	for (i = 0; i < src->nfacts; i++) {
+		const struct fp_fact *f = &src->facts[i];
+		struct fp_fact *d = &dst->facts[i];
+
+		*d = *f;
+		d->key = xstrdup(f->key);
+		d->str = f->str ? xstrdup(f->str) : NULL;
+		d->json = f->json ? json_dup(f->json) : NULL;
+	}
+	dst->nfacts = src->nfacts;
+	refresh(dst);
+}
+
+const struct fp_fact *
+fingerprint_get(const struct fingerprint *fp, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < fp->nfacts; i++)
+		if (!strcmp(fp->facts[i].key, key))
+			return &fp->facts[i];
+	return NULL;
+}
+
+/* 1 for the values a person writes for "yes" (provenance's reading). */
+static int
+fact_true(const struct fp_fact *f)
+{
+	if (!f)
+		return -1;
+	switch (f->type) {
+	case FP_NUM:
+		return f->num == 1;
+	case FP_BOOL:
+		return f->b;
+	case FP_STR:
+		return !strcmp(f->str, "1") || !strcmp(f->str, "true") ||
+			!strcmp(f->str, "yes");
+	default:
+		return 0;
+	}
+}
+
+/* The typed members: re-pointed after every change of the facts. */
+static void
+refresh(struct fingerprint *fp)
+{
+	static const struct {
+		const char *key;
+		size_t offset;
+	} members[] = {
+#define M(k) { #k, offsetof(struct fingerprint, k) }
+		M(os_name), M(os_version), M(os_build), M(os_pretty),
+		M(kernel), M(arch), M(hw_model), M(cpu_model), M(cpu_cores),
+		M(memory_bytes), { "is_vm", offsetof(struct fingerprint,
+						       is_vm_fact) },
+		M(gpu), M(gpu_cores), M(sip), M(thermal), M(cpu_governor),
+		M(load1), M(pvg_unrestricted), M(llama_build),
+		M(llama_bench_path), M(llama_bench_sha256), M(shim_sha256),
+		M(mlx_lm_path), M(vm_image), M(lume_version), M(tart_version),
+#undef M
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(members); i++)
+		*(const struct fp_fact **)(void *)((char *)fp +
+						   members[i].offset) =
+			fingerprint_get(fp, members[i].key);
+	fp->os = !fp->os_name || fp->os_name->type != FP_STR ||
+		!*fp->os_name->str ? FP_OS_UNKNOWN :
+		!strcmp(fp->os_name->str, "macOS") ? FP_OS_MACOS : FP_OS_OTHER;
+	fp->is_vm = fact_true(fp->is_vm_fact);
+}
+
+/* Appends a fact for key (value copied from v). */
+static void
+add_fact(struct fingerprint *fp, const char *key, const struct json *v)
+{
+	struct fp_fact *f;
+
+	fp->facts = xrealloc(fp->facts, (fp->nfacts + 1) * sizeof(*f));
+	f = &fp->facts[fp->nfacts++];
+	memset(f, 0, sizeof(*f));
+	f->key = xstrdup(key);
+	switch (json_type(v)) {
+	case JSON_STRING:
+		f->type = FP_STR;
+		f->str = xstrdup(json_str(v));
+		break;
+	case JSON_NUMBER:
+		f->type = FP_NUM;
+		f->num = json_num(v);
+		break;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		f->type = FP_BOOL;
+		f->b = json_type(v) == JSON_TRUE;
+		break;
+	case JSON_ARRAY:
+	case JSON_OBJECT:
+		f->type = FP_JSON;
+		f->json = json_dup(v);
+		break;
+	default:
+		f->type = FP_NULL;
+		break;
+	}
+}
+
+int
+fingerprint_from_json(struct fingerprint *fp, const struct json *obj,
+		      const char *what)
+{
+	const struct json *m;
+
+	memset(fp, 0, sizeof(*fp));
+	if (json_type(obj) != JSON_OBJECT)
+		return error("%s is not a JSON object",
+			     what ? what : "fingerprint");
+	JSON_FOR_EACH(m, obj)
+		add_fact(fp, json_key(m), m);
+	refresh(fp);
+	return 0;
+}
+
+int
+fingerprint_from_text(struct fingerprint *fp, const char *text,
+		      const char *what)
+{
+	struct json *root;
+	size_t end;
+	int ret;
+
+	memset(fp, 0, sizeof(*fp));
+	if (!text)
+		text = "{}";
+	/* the value at the start of the text, as stored */
+	root = json_parse_prefix(text, strlen(text), &end);
+	ret = fingerprint_from_json(fp, root, what);
+	json_free(root);
+	return ret;
+}
+
+static void
+write_value(struct jw *w, const struct fp_fact *f)
+{
+	switch (f->type) {
+	case FP_STR:
+		jw_str(w, f->str);
+		break;
+	case FP_NUM:
+		jw_num(w, f->num);
+		break;
+	case FP_BOOL:
+		jw_bool(w, f->b);
+		break;
+	case FP_JSON:
+		jw_value(w, f->json);
+		break;
+	default:
+		jw_null(w);
+		break;
+	}
+}
+
+char *
+fingerprint_json(const struct fingerprint *fp)
+{
+	struct buf b = BUF_INIT;
+	struct jw w;
+	size_t i;
+
+	jw_init(&w, &b, 0);
+	jw_object(&w);
+	for (i = 0; i < fp->nfacts; i++) {
+		jw_key(&w, fp->facts[i].key);
+		write_value(&w, &fp->facts[i]);
+	}
+	jw_end(&w);
+	return buf_detach(&b, NULL);
+}
+
+void
+fingerprint_set(struct fingerprint *fp, const char *key, const char *value)
+{
+	struct json *v = json_new_str(value);
+	size_t i;
+
+	for (i = 0; i < fp->nfacts; i++)
+		if (!strcmp(fp->facts[i].key, key)) {
+			fact_clear(&fp->facts[i]);
+			memmove(&fp->facts[i], &fp->facts[i + 1],
+				(fp->nfacts - i - 1) * sizeof(fp->facts[0]));
+			fp->nfacts--;
+			break;
+		}
+	add_fact(fp, key, v);
+	json_free(v);
+	refresh(fp);
+}
+
+/* ---- identity ------------------------------------------------------------------- */
+
+/* KEY=VALUE: a string as it is, another value as JSON, null as nothing. */
+static void
+add_key(struct buf *b, const struct fingerprint *fp, const char *key)
+{
+	const struct fp_fact *f = fingerprint_get(fp, key);
 
 	buf_adds(b, key);
 	buf_addch(b, '=');
-	if (json_str(v)) {
-		buf_adds(b, json_str(v));
-	} else if (v && json_type(v) != JSON_NULL) {
-		text = json_print(v, 0);
-		buf_adds(b, text);
-		free(text);
+	if (f && f->type == FP_STR) {
+		buf_adds(b, f->str);
+	} else if (f && f->type != FP_NULL) {
+		struct jw w;
+
+		jw_init(&w, b, 0);
+		write_value(&w, f);
 	}
 	buf_addch(b, '\n');
 }
 
-/* The JSON value at the start of text (NULL: "{}"), or NULL. */
-static struct json *
-parse_start(const char *text)
-{
-	size_t end;
-
-	if (!text)
-		text = "{}";
-	return json_parse_prefix(text, strlen(text), &end);
-}
-
-int
-fingerprint_identity(const char *fingerprint_json, char identity[65],
+void
+fingerprint_identity(const struct fingerprint *fp, char identity[65],
 		     char base_identity[65])
 {
-	struct json *root = parse_start(fingerprint_json);
 	struct buf all = BUF_INIT, base = BUF_INIT;
 	size_t i;
 
-	if (json_type(root) != JSON_OBJECT) {
-		json_free(root);
-		return error("fingerprint is not a JSON object");
-	}
 	for (i = 0; i < ARRAY_SIZE(identity_keys); i++) {
-		add_key(&all, root, identity_keys[i]);
+		add_key(&all, fp, identity_keys[i]);
 		if (strcmp(identity_keys[i], "os_version") &&
 		    strcmp(identity_keys[i], "os_build"))
-			add_key(&base, root, identity_keys[i]);
+			add_key(&base, fp, identity_keys[i]);
 	}
 	hash_buf_sha256(all.buf, all.len, identity);
 	hash_buf_sha256(base.buf, base.len, base_identity);
 	buf_release(&all);
 	buf_release(&base);
-	json_free(root);
-	return 0;
 }
+
+/* ---- the probe ------------------------------------------------------------------- */
 
 /*
  * Each line: source.key=value. Commands that are missing print nothing;
@@ -121,6 +341,18 @@ const char fingerprint_probe_script[] =
 	"  read -r a b c rest < /proc/loadavg; echo \"load.avg=$a $b $c\"\n"
 	"  n=0; for f in /proc/[0-9]*/comm; do read -r c < \"$f\" 2>/dev/null || continue; case $c in llama*) n=$((n + 1)) ;; esac; done\n"
 	"  echo \"proc.llama=$n\"\n"
+	"fi\n";
+
+/*
+ * The GPU of a Linux target: nvidia-smi's name and driver, else the
+ * first Vulkan device. Run only when a plan's backend uses a GPU there
+ * (vulkaninfo alone costs more than the rest of the probe), alone or
+ * after the base probe; nothing on a Mac (system_profiler answers).
+ */
+const char fingerprint_gpu_probe_script[] =
+	"if [ -r /proc/sys/kernel/ostype ] || [ \"$(uname -s 2>/dev/null)\" != Darwin ]; then\n"
+	"  PATH=$PATH:/usr/sbin:/sbin:/usr/bin:/bin; export PATH\n"
+	"  have() { command -v \"$1\" >/dev/null 2>&1; }\n"
 	"  if have nvidia-smi; then nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu.nvidia=/'; fi\n"
 	"  if have vulkaninfo; then vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*deviceName[[:space:]]*=[[:space:]]*/gpu.vulkan=/p'; fi\n"
 	"fi\n";
@@ -147,11 +379,15 @@ value_of(const char *text, size_t len, const char *key)
 	return NULL;
 }
 
+struct warnings {
+	char ***v;
+	size_t *n;
+};
+
 static void
-add_warning(struct json *w, char *msg)
+add_warning(struct warnings *w, char *msg)
 {
-	json_append(w, json_new_str(msg));
-	free(msg);
+	*w->v = strv_push(*w->v, w->n, msg);
 }
 
 static void
@@ -172,10 +408,23 @@ put_num(struct json *o, const char *key, char *v, double scale)
 	free(v);
 }
 
-int
-fingerprint_parse(const char *t, size_t len, char **json, char **warnings_json)
+/* The GPU of a Linux probe's gpu.* lines: NVIDIA's, else Vulkan's. */
+static char *
+linux_gpu(const char *t, size_t len)
 {
-	struct json *o = json_new_object(), *w = json_new_array();
+	char *v = value_of(t, len, "gpu.nvidia");
+
+	if (!v)
+		v = value_of(t, len, "gpu.vulkan");
+	return v;
+}
+
+void
+fingerprint_from_probe(struct fingerprint *fp, const char *t, size_t len,
+		       char ***warnings, size_t *nwarnings)
+{
+	struct json *o = json_new_object();
+	struct warnings ws = { warnings, nwarnings }, *w = &ws;
 	char *sys = value_of(t, len, "os.uname_s"), *v;
 	double cores = 0, load = -1;
 	size_t pos = 0;
@@ -245,10 +494,7 @@ fingerprint_parse(const char *t, size_t len, char **json, char **warnings_json)
 		json_set_num(o, "is_vm", v && atoi(v) > 0);
 		free(v);
 		put(o, "cpu_governor", value_of(t, len, "linux.governor"));
-		v = value_of(t, len, "gpu.nvidia");
-		if (!v)
-			v = value_of(t, len, "gpu.vulkan");
-		put(o, "gpu", v);
+		put(o, "gpu", linux_gpu(t, len));
 	}
 	free(sys);
 	v = value_of(t, len, "load.avg");
@@ -269,27 +515,26 @@ fingerprint_parse(const char *t, size_t len, char **json, char **warnings_json)
 				       atoi(v), atoi(v) > 1 ? "es" : ""));
 	}
 	free(v);
-	*json = json_print(o, 0);
-	*warnings_json = json_print(w, 0);
+	if (!*warnings)
+		*warnings = xcalloc(1, sizeof(char *));
+	/* the probe's object, as base/json prints it */
+	fingerprint_from_json(fp, o, NULL);
 	json_free(o);
-	json_free(w);
-	return 0;
 }
 
-char *
-fingerprint_set(const char *json, const char *key, const char *value)
+int
+fingerprint_add_gpu_probe(struct fingerprint *fp, const char *t, size_t len)
 {
-	struct json *o = parse_start(json);
-	char *ret;
+	char *v;
 
-	if (json_type(o) != JSON_OBJECT) {
-		json_free(o);
-		o = json_new_object();
+	if (fp->gpu)
+		return 0;
+	v = linux_gpu(t, len);
+	if (!v || !*v) {
+		free(v);
+		return 0;
 	}
-	/* replaced or new, the key goes last */
-	json_remove(o, key);
-	json_set_str(o, key, value);
-	ret = json_print(o, 0);
-	json_free(o);
-	return ret;
+	fingerprint_set(fp, "gpu", v);
+	free(v);
+	return 1;
 }

@@ -32,9 +32,9 @@ struct state {
 	struct tool *lbs;           /* llama-bench per target */
 	struct tool *mlx;           /* MLX-LM's benchmark per target */
 	char counts[3][24];         /* its -p, -g and -n values */
-	char **fps;                 /* fingerprint JSON per target */
+	struct fingerprint *fps;    /* per target */
+	int *gpu_probed;            /* per target: the GPU probe ran */
 	int64_t *env_ids;
-	int *macos;                 /* per target: DYLD_INSERT_LIBRARIES */
 	int *model_bad;
 	char **model_sha;           /* per model: the SHA-256 verified */
 	int64_t *artifact_ids;
@@ -82,10 +82,14 @@ target_index(const struct plan *p, const char *name)
 static void
 set_fact(struct state *st, size_t t, const char *key, const char *value)
 {
-	char *fp = fingerprint_set(st->fps[t], key, value);
+	fingerprint_set(&st->fps[t], key, value);
+}
 
-	free(st->fps[t]);
-	st->fps[t] = fp;
+/* 1 when target t is a Mac: its injection is DYLD_INSERT_LIBRARIES. */
+static int
+is_macos(const struct state *st, size_t t)
+{
+	return st->fps[t].os == FP_OS_MACOS;
 }
 
 /* 1 when a variant on target runs model m. */
@@ -117,6 +121,24 @@ static int
 job_mlx(const struct state *st, const struct job *j)
 {
 	return plan_model_mlx(st->p, j->model);
+}
+
+/* JSON of a string vector, or NULL for an empty one. */
+static char *
+strv_json(const char *const *v, int empty_null)
+{
+	struct buf b = BUF_INIT;
+	struct jw w;
+	size_t i;
+
+	if (empty_null && (!v || !v[0]))
+		return NULL;
+	jw_init(&w, &b, 0);
+	jw_array(&w);
+	for (i = 0; v && v[i]; i++)
+		jw_str(&w, v[i]);
+	jw_end(&w);
+	return buf_detach(&b, NULL);
 }
 
 /* ---- pre-flight ---------------------------------------------------------------- */
@@ -205,68 +227,102 @@ check_libraries(struct state *st)
 	return 0;
 }
 
-/* Fingerprints every target; *warnings collects pre-flight warnings. */
-static int
-fingerprint_targets(struct state *st, struct buf *warnings, int *nwarn)
+/*
+ * The facts run adds to target i's probed fingerprint: the programs it
+ * runs there and their hashes, the pinned shim.
+ */
+static void
+add_tool_facts(struct state *st, size_t i)
 {
 	const struct plan *p = st->p;
-	size_t i, k;
+	const struct plan_target *t = &p->targets[i];
+	char sha[65];
+	int have_sha;
+	size_t k;
 
-	st->fps = xcalloc(p->ntargets, sizeof(char *));
-	st->macos = xcalloc(p->ntargets, sizeof(int));
-	buf_adds(warnings, "[");
+	if (st->mlx[i].path)
+		set_fact(st, i, "mlx_lm_path", st->mlx[i].path);
+	if (st->lbs[i].path)
+		set_fact(st, i, "llama_bench_path", st->lbs[i].path);
+	have_sha = !st->lbs[i].path ? 0 : transport_is_remote(t) ?
+		strchr(st->lbs[i].path, '/') &&
+		target_sha256(NULL, t, st->lbs[i].path, sha) == 0 :
+		tool_binary_sha256(&st->lbs[i], sha) == 0;
+	if (have_sha)
+		set_fact(st, i, "llama_bench_sha256", sha);
+	for (k = 0; k < p->nvariants; k++)
+		if (p->variants[k].inject_lib &&
+		    !strcmp(p->variants[k].target, t->name))
+			set_fact(st, i, "shim_sha256",
+				 p->variants[k].inject_sha256);
+}
+
+/*
+ * Fingerprints every target, once per machine: targets that reach the
+ * same machine the same way (every local target, say) share one probe.
+ * The GPU is probed now only for a target that runs MLX-LM (its output
+ * names no backend); llama.cpp's rows say whether a GPU backend ran, and
+ * add_gpu() probes it then. *warnings collects the pre-flight warnings.
+ */
+static int
+fingerprint_targets(struct state *st, char ***warnings, size_t *nwarn)
+{
+	const struct plan *p = st->p;
+	size_t i, j;
+
+	st->fps = xcalloc(p->ntargets, sizeof(struct fingerprint));
+	st->gpu_probed = xcalloc(p->ntargets, sizeof(int));
 	for (i = 0; i < p->ntargets; i++) {
 		const struct plan_target *t = &p->targets[i];
-		char *w = NULL, sha[65];
-		int have_sha;
+		int mlx = target_runs(p, t->name, 1);
 
-		if (target_fingerprint(t, &st->fps[i], &w) < 0)
+		for (j = 0; j < i; j++)
+			if (transport_same_machine(t, &p->targets[j]) &&
+			    st->gpu_probed[j] >= mlx)
+				break;
+		if (j < i) {
+			fingerprint_copy(&st->fps[i], &st->fps[j]);
+			st->gpu_probed[i] = st->gpu_probed[j];
+		} else if (target_fingerprint(t, mlx, &st->fps[i], warnings,
+					      nwarn) < 0) {
 			return RUN_ENV;
-		if (st->mlx[i].path)
-			set_fact(st, i, "mlx_lm_path", st->mlx[i].path);
-		st->macos[i] = strstr(st->fps[i], "\"os_name\":\"macOS\"") != NULL;
-		if (st->lbs[i].path)
-			set_fact(st, i, "llama_bench_path", st->lbs[i].path);
-		have_sha = !st->lbs[i].path ? 0 : transport_is_remote(t) ?
-			strchr(st->lbs[i].path, '/') &&
-			target_sha256(NULL, t, st->lbs[i].path, sha) == 0 :
-			tool_binary_sha256(&st->lbs[i], sha) == 0;
-		if (have_sha)
-			set_fact(st, i, "llama_bench_sha256", sha);
-		for (k = 0; k < p->nvariants; k++)
-			if (p->variants[k].inject_lib &&
-			    !strcmp(p->variants[k].target, t->name))
-				set_fact(st, i, "shim_sha256",
-					 p->variants[k].inject_sha256);
-		if (strlen(w) > 2) {
-			if (warnings->len > 1)
-				buf_addch(warnings, ',');
-			buf_add(warnings, w + 1, strlen(w) - 2);
-			(*nwarn)++;
+		} else {
+			st->gpu_probed[i] = mlx;
 		}
-		free(w);
 	}
-	buf_addch(warnings, ']');
+	/* after every probe, so a shared one carries no other target's */
+	for (i = 0; i < p->ntargets; i++)
+		add_tool_facts(st, i);
 	return 0;
 }
 
 static int
 preflight(struct state *st, struct buf *warnings, int *nwarn)
 {
+	char **w = NULL;
+	size_t n = 0;
 	int rc;
 
 	if ((rc = check_markers(st->p)) < 0 || (rc = find_tools(st)) < 0 ||
 	    (rc = check_libraries(st)) < 0 ||
-	    (rc = fingerprint_targets(st, warnings, nwarn)) < 0)
-		return rc;
-	if (*nwarn)
+	    (rc = fingerprint_targets(st, &w, &n)) < 0)
+		goto cleanup;
+	*nwarn = (int)n;
+	if (n) {
+		char *json = strv_json((const char *const *)w, 0);
+
+		buf_adds(warnings, json);
+		free(json);
 		note(st, "pre-flight warnings: %s", warnings->buf);
-	if (*nwarn && st->o->strict) {
+	}
+	if (n && st->o->strict) {
 		error("--strict: refusing to run because of pre-flight "
 		      "warnings: %s", warnings->buf);
-		return RUN_REFUSED;
+		rc = RUN_REFUSED;
 	}
-	return 0;
+cleanup:
+	strv_free(w);
+	return rc;
 }
 
 /* ---- the session ------------------------------------------------------------------ */
@@ -298,10 +354,13 @@ begin_session(struct state *st, const struct buf *warnings, int nwarn)
 		goto cleanup;
 	store_session_add(st->s, &sr, &st->sum->session_id);
 	for (i = 0; i < p->ntargets; i++) {
-		fingerprint_identity(st->fps[i], id, base);
+		char *json = fingerprint_json(&st->fps[i]);
+
+		fingerprint_identity(&st->fps[i], id, base);
 		store_environment_add(st->s, st->sum->session_id,
-				      p->targets[i].name, st->fps[i], id, base,
+				      p->targets[i].name, json, id, base,
 				      &st->env_ids[i]);
+		free(json);
 	}
 	if (store_commit(st->s) == 0)
 		ret = 0;
@@ -380,7 +439,7 @@ run_probes(struct state *st)
 
 		if (!v->probe_argv)
 			continue;
-		out = variant_probe(v, t, st->macos[target_index(p, t->name)],
+		out = variant_probe(v, t, is_macos(st, target_index(p, t->name)),
 				    &len, &detail);
 		ok = 0;
 		if (out) {
@@ -429,24 +488,6 @@ tick(void *ctx)
 	if (e.eta < 0 && st->sum->done)
 		e.eta = 0;
 	emit(st, &e);
-}
-
-/* JSON of a string vector, or NULL for an empty one. */
-static char *
-strv_json(const char *const *v, int empty_null)
-{
-	struct buf b = BUF_INIT;
-	struct jw w;
-	size_t i;
-
-	if (empty_null && (!v || !v[0]))
-		return NULL;
-	jw_init(&w, &b, 0);
-	jw_array(&w);
-	for (i = 0; v && v[i]; i++)
-		jw_str(&w, v[i]);
-	jw_end(&w);
-	return buf_detach(&b, NULL);
 }
 
 static char *
@@ -597,12 +638,57 @@ add_build(struct state *st, size_t t, const struct run_data *rd)
 {
 	char build[160];
 
-	if (!rd->lb.n || strstr(st->fps[t], "\"llama_build\"") ||
+	if (!rd->lb.n || st->fps[t].llama_build ||
 	    !strcmp(rd->r.runtime, PLAN_MLX))
 		return;
 	snprintf(build, sizeof(build), "b%ld (%s)", rd->lb.rows[0].build_number,
 		 rd->lb.rows[0].build_commit);
 	set_fact(st, t, "llama_build", build);
+}
+
+/* 1 when a llama-bench row ran on a GPU: a GPU named, or a backend
+ * other than the CPU's (Vulkan, CUDA, MTL, ROCm, SYCL…). */
+static int
+row_uses_gpu(const struct lb_row *row)
+{
+	const char *b = row->backends ? row->backends : "";
+
+	if (row->gpu_info && *row->gpu_info)
+		return 1;
+	while (*b) {
+		size_t n = strcspn(b, ",");
+
+		if (n && !(n == 3 && !strncmp(b, "CPU", 3)) &&
+		    !(n == 4 && !strncmp(b, "BLAS", 4)))
+			return 1;
+		b += n;
+		b += *b == ',';
+	}
+	return 0;
+}
+
+/*
+ * The GPU of target t, once, after the first process whose rows say it
+ * ran on one (a Mac's comes with the base probe): a CPU-only plan never
+ * pays for vulkaninfo. Between processes, so no measurement shares the
+ * machine with it.
+ */
+static void
+add_gpu(struct state *st, size_t t, const struct run_data *rd)
+{
+	size_t i;
+	int gpu = 0;
+
+	if (st->gpu_probed[t] || is_macos(st, t) || st->fps[t].gpu)
+		return;
+	for (i = 0; i < rd->lb.n && !gpu; i++)
+		gpu = row_uses_gpu(&rd->lb.rows[i]);
+	if (!gpu)
+		return;
+	st->gpu_probed[t] = 1;
+	if (target_fingerprint_gpu(&st->p->targets[t], &st->fps[t]) < 0)
+		note(st, "target '%s': the GPU probe failed: %s",
+		     st->p->targets[t].name, error_last());
 }
 
 static int
@@ -745,7 +831,7 @@ run_one(struct state *st, const struct job *j, size_t seq)
 	char *inj = NULL, *out_path, *err_path;
 	int ret = -1, write_failed;
 
-	env = variant_env(v, st->macos[ti], &inj);
+	env = variant_env(v, is_macos(st, ti), &inj);
 	describe_run(st, j, seq, &rd.r, argv, env);
 	out_path = xstrfmt("%s/%s", st->o->bundle_dir, rd.r.stdout_path);
 	err_path = xstrfmt("%s/%s", st->o->bundle_dir, rd.r.stderr_path);
@@ -783,6 +869,7 @@ run_one(struct state *st, const struct job *j, size_t seq)
 		st->sum->interrupted = 1;
 	derive(st, j, &rd, &pr, write_failed);
 	add_build(st, ti, &rd);
+	add_gpu(st, ti, &rd);
 	if (store_run(st, &rd) < 0)
 		goto cleanup;
 	count(st, j, &rd, seq);
@@ -817,10 +904,13 @@ finish(struct state *st, int store_failed)
 	int ret = 0;
 
 	for (i = 0; i < p->ntargets; i++) {
-		fingerprint_identity(st->fps[i], id, base);
-		if (store_environment_update(st->s, st->env_ids[i], st->fps[i],
-					     id, base) < 0)
+		char *json = fingerprint_json(&st->fps[i]);
+
+		fingerprint_identity(&st->fps[i], id, base);
+		if (store_environment_update(st->s, st->env_ids[i], json, id,
+					     base) < 0)
 			ret = -1;
+		free(json);
 	}
 	st->sum->status = st->sum->interrupted ? "interrupted" :
 		(st->sum->failures || st->sum->unverified || store_failed ||
@@ -864,7 +954,7 @@ state_release(struct state *st)
 	for (i = 0; st->mlx && i < p->ntargets; i++)
 		tool_release(&st->mlx[i]);
 	for (i = 0; st->fps && i < p->ntargets; i++)
-		free(st->fps[i]);
+		fingerprint_release(&st->fps[i]);
 	for (i = 0; st->model_sha && i < p->nmodels; i++)
 		free(st->model_sha[i]);
 	for (i = 0; st->probe_rel && i < p->nvariants; i++) {
@@ -875,7 +965,7 @@ state_release(struct state *st)
 	free(st->mlx);
 	free(st->fps);
 	free(st->env_ids);
-	free(st->macos);
+	free(st->gpu_probed);
 	free(st->model_bad);
 	free(st->model_sha);
 	free(st->artifact_ids);

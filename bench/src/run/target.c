@@ -95,14 +95,37 @@ cleanup:
 }
 
 int
-target_fingerprint(const struct plan_target *t, char **fp, char **warnings)
+target_fingerprint(const struct plan_target *t, int gpu,
+		   struct fingerprint *fp, char ***warnings, size_t *nwarn)
 {
-	const char *argv[] = { "/bin/sh", "-c", fingerprint_probe_script, NULL };
+	struct buf script = BUF_INIT, out = BUF_INIT;
+	const char *argv[] = { "/bin/sh", "-c", NULL, NULL };
+	int ret = -1;
+
+	/* one shell either way: the GPU lines follow the base probe's */
+	buf_adds(&script, fingerprint_probe_script);
+	if (gpu)
+		buf_adds(&script, fingerprint_gpu_probe_script);
+	argv[2] = script.buf;
+	if (target_capture(t, argv, 60, "fingerprint probe", &out) == 0) {
+		fingerprint_from_probe(fp, out.buf, out.len, warnings, nwarn);
+		ret = 0;
+	}
+	buf_release(&script);
+	buf_release(&out);
+	return ret;
+}
+
+int
+target_fingerprint_gpu(const struct plan_target *t, struct fingerprint *fp)
+{
+	const char *argv[] = { "/bin/sh", "-c", fingerprint_gpu_probe_script,
+			       NULL };
 	struct buf out = BUF_INIT;
 	int ret = -1;
 
-	if (target_capture(t, argv, 60, "fingerprint probe", &out) == 0)
-		ret = fingerprint_parse(out.buf, out.len, fp, warnings);
+	if (target_capture(t, argv, 60, "GPU probe", &out) == 0)
+		ret = fingerprint_add_gpu_probe(fp, out.buf, out.len);
 	buf_release(&out);
 	return ret;
 }

@@ -29,11 +29,20 @@ int target_sha256(struct store *s, const struct plan_target *t,
 		  const char *path, char hex[SHA256_HEX_LEN + 1]);
 
 /*
- * Runs the fingerprint probe on t: *fp gets the fingerprint JSON and
- * *warnings the pre-flight warnings (a JSON array), both malloc'd.
+ * Runs the fingerprint probe on t (with the GPU probe when gpu is 1) and
+ * fills fp; the pre-flight warnings are appended to *warnings (*nwarn of
+ * them, strv). 0, or -1 after error().
  */
-int target_fingerprint(const struct plan_target *t, char **fp,
-		       char **warnings);
+struct fingerprint;
+int target_fingerprint(const struct plan_target *t, int gpu,
+		       struct fingerprint *fp, char ***warnings, size_t *nwarn);
+/*
+ * Runs the GPU probe on t and adds its answer to fp (see
+ * fingerprint_add_gpu_probe()): 1 when fp gained "gpu", 0 when not, -1
+ * after error().
+ */
+int target_fingerprint_gpu(const struct plan_target *t,
+			   struct fingerprint *fp);
 
 /* A merged transport's stdout: keeps what comes before the separator. */
 void target_cut_merged(const struct transport_cmd *tc, struct buf *out);

@@ -14,6 +14,32 @@ transport_is_remote(const struct plan_target *t)
 	return strcmp(t->transport, "local") != 0;
 }
 
+static int
+same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+int
+transport_same_machine(const struct plan_target *a,
+		       const struct plan_target *b)
+{
+	size_t i;
+
+	if (strcmp(a->transport, b->transport))
+		return 0;
+	if (!transport_is_remote(a))
+		return 1;
+	if (!same_str(a->host, b->host) || !same_str(a->user, b->user) ||
+	    !same_str(a->vm, b->vm) || a->port != b->port)
+		return 0;
+	for (i = 0; a->ssh_options && a->ssh_options[i]; i++)
+		if (!b->ssh_options || !same_str(a->ssh_options[i],
+						 b->ssh_options[i]))
+			return 0;
+	return !b->ssh_options || !b->ssh_options[i];
+}
+
 /*
  * The remote command: unset names, set variables as assignments in front
  * of `exec`, every word quoted for one POSIX shell.

@@ -39,6 +39,14 @@ int transport_wrap(const struct plan_target *t, const char *const *argv,
 		   struct transport_cmd *out);
 void transport_cmd_free(struct transport_cmd *c);
 
+/*
+ * 1 when a and b reach the same machine the same way (every local
+ * target; remote ones with the same transport and the same host, port,
+ * user, VM and ssh options), so one fingerprint probe answers for both.
+ */
+int transport_same_machine(const struct plan_target *a,
+			   const struct plan_target *b);
+
 /* 1 for ssh, lume and tart. */
 int transport_is_remote(const struct plan_target *t);
 
