@@ -65,6 +65,10 @@ LIB_OBJS += evidence/sums.o
 # run: plans, targets, transports, the run engine
 LIB_OBJS += run/plan.o
 LIB_OBJS += run/transport.o
+LIB_OBJS += run/transport-local.o
+LIB_OBJS += run/transport-ssh.o
+LIB_OBJS += run/transport-lume.o
+LIB_OBJS += run/transport-tart.o
 LIB_OBJS += run/tools.o
 LIB_OBJS += run/launchagent.o
 LIB_OBJS += run/target.o

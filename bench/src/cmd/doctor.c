@@ -73,7 +73,7 @@ struct check {
 	const char *name;
 	char *target;         /* a plan's target, or NULL for this machine */
 	char *own_name;       /* a target check's name (owned) */
-	const char *status;   /* "ok", "missing", "error" */
+	enum check_status status;
 	int essential;
 	char *detail;         /* one line */
 	char *fix;            /* how to fix, or NULL */
@@ -100,7 +100,7 @@ add_check(struct check **v, size_t *n, const char *name, int essential)
 	memset(c, 0, sizeof(*c));
 	c->name = name;
 	c->essential = essential;
-	c->status = "ok";
+	c->status = CHECK_OK;
 	c->schema = -1;
 	buf_init(&c->devices, 0);
 	return c;
@@ -211,14 +211,14 @@ check_llama_tool(struct check *c, const char *name, const char *explicit,
 		error_silent--;
 		c->detail = xstrdup(error_last());
 		if (explicit) {
-			c->status = "error";
+			c->status = CHECK_ERROR;
 			c->fix = xstrfmt("pass the path of an executable %s", name);
 		} else if (env && *env) {
-			c->status = "error";
+			c->status = CHECK_ERROR;
 			c->fix = xstrfmt("unset %s or point it at an executable %s",
 					 env_name, name);
 		} else {
-			c->status = "missing";
+			c->status = CHECK_MISSING;
 #if defined(__APPLE__)
 			c->fix = xstrdup("brew install llama.cpp");
 #else
@@ -253,7 +253,7 @@ check_llama_tool(struct check *c, const char *name, const char *explicit,
 		buf_reset(&out);
 		rc = capture(list, 60, &out);
 		if (rc != 0) {
-			c->status = "error";
+			c->status = CHECK_ERROR;
 			if (rc < 0)
 				c->detail = xstrfmt("%s (%s) does not run: "
 						    "--list-devices did not finish",
@@ -305,7 +305,7 @@ check_program(struct check *c, const char *name, const char *version_arg,
 	char *version = NULL;
 
 	if (!path) {
-		c->status = "missing";
+		c->status = CHECK_MISSING;
 		c->detail = xstrfmt("'%s' not on PATH", name);
 		c->fix = fix;
 		return;
@@ -356,7 +356,7 @@ check_chromium(struct check *c)
 			}
 	}
 #endif
-	c->status = "missing";
+	c->status = CHECK_MISSING;
 	c->detail = xstrdup("no chromium or google-chrome on PATH (optional: "
 			    "the tests render the HTML report with it)");
 	c->fix = FIX("chromium", "--cask chromium");
@@ -381,7 +381,7 @@ check_store(struct check *c, const char *path)
 			c->detail = xstrfmt("'%s' does not exist yet; run or "
 					    "import creates it", path);
 		} else {
-			c->status = "error";
+			c->status = CHECK_ERROR;
 			c->detail = xstrfmt("'%s' cannot be created: directory "
 					    "'%s' is not writable", path, dir);
 			c->fix = xstrdup("pass --db PATH in a writable directory");
@@ -392,7 +392,7 @@ check_store(struct check *c, const char *path)
 	error_silent++;
 	if (store_open(&s, path) < 0) {
 		error_silent--;
-		c->status = "error";
+		c->status = CHECK_ERROR;
 		c->detail = xstrdup(error_last());
 		c->fix = xstrdup("pass --db PATH to another file, or move the "
 				 "damaged one away");
@@ -433,7 +433,7 @@ print_json(const struct check *v, size_t n, int ok)
 		jw_kstr(&w, "name", c->name);
 		if (c->target)
 			jw_kstr(&w, "target", c->target);
-		jw_kstr(&w, "status", c->status);
+		jw_kstr(&w, "status", check_status_name(c->status));
 		jw_kbool(&w, "essential", c->essential);
 		for (k = 0; k < ARRAY_SIZE(field); k++)
 			if (field[k].value)
@@ -539,10 +539,10 @@ doctor_main(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 
 	for (i = 0; i < n; i++) {
-		int bad = v[i].essential && strcmp(v[i].status, "ok") &&
-			strcmp(v[i].status, "warning");
+		int bad = v[i].essential && v[i].status != CHECK_OK &&
+			v[i].status != CHECK_WARNING;
 
-		if (bad && !strcmp(v[i].status, "mismatch"))
+		if (bad && v[i].status == CHECK_MISMATCH)
 			mismatch = 1;
 		else if (bad)
 			ok = 0;
@@ -558,7 +558,7 @@ doctor_main(int argc, char **argv, struct cmd_ctx *ctx)
 			c = &v[i];
 			name = c->target ? xstrfmt("%s/%s", c->target, c->name) :
 				xstrdup(c->name);
-			printf("%-8s %-15s %s", c->status, name,
+			printf("%-8s %-15s %s", check_status_name(c->status), name,
 			       c->detail ? c->detail : "");
 			if (c->fix)
 				printf("; fix: %s", c->fix);

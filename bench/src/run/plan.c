@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "run/plan.h"
+#include "run/transport.h"
 #include "models/hash.h"
 #include "models/manifest.h"
 #include "base/files.h"
@@ -213,8 +214,6 @@ load_targets(struct plan *p, const struct json *obj)
 	static const char *const keys[] = { "transport", "host", "user", "vm",
 					    "llama_bench", "mlx_lm", "timeout",
 					    "port", "ssh_options", NULL };
-	static const char *const transports[] = { "local", "ssh", "lume",
-						  "tart", NULL };
 	const struct json *t, *v;
 	int64_t port;
 
@@ -225,7 +224,6 @@ load_targets(struct plan *p, const struct json *obj)
 	JSON_FOR_EACH(t, obj) {
 		struct plan_target *pt;
 		char path[128];
-		size_t k;
 
 		snprintf(path, sizeof(path), "targets.%.100s", json_key(t));
 		if (only_keys(t, path, keys) < 0)
@@ -262,19 +260,18 @@ load_targets(struct plan *p, const struct json *obj)
 				      &pt->ssh_options, &nopt) < 0)
 				return -1;
 		}
-		if (!strcmp(pt->transport, "ssh") && !pt->host)
-			return error("plan: '%s' uses ssh and needs 'host'", path);
-		if ((!strcmp(pt->transport, "lume") ||
-		     !strcmp(pt->transport, "tart")) && !pt->vm)
-			return error("plan: '%s' uses %s and needs 'vm'", path,
-				     pt->transport);
-		for (k = 0; transports[k]; k++)
-			if (!strcmp(pt->transport, transports[k]))
-				break;
-		if (!transports[k])
-			return error("plan: '%s.transport' is '%s'; expected "
-				     "local, ssh, lume or tart", path,
-				     pt->transport);
+		pt->tp = transport_find(pt->transport);
+		if (!pt->tp) {
+			struct buf names = BUF_INIT;
+
+			transport_names(&names);
+			error("plan: '%s.transport' is '%s'; expected %s", path,
+			      pt->transport, names.buf);
+			buf_release(&names);
+			return -1;
+		}
+		if (pt->tp->check(pt, path) < 0)
+			return -1;
 	}
 	return 0;
 }

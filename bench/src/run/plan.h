@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+struct transport;
+
 struct plan_model {
 	char *name;      /* manifest name or free name */
 	char *label;     /* display name (manifest label, or name) */
@@ -26,7 +28,8 @@ struct plan_model {
 
 struct plan_target {
 	char *name;
-	char *transport;     /* "local" (ssh, lume, tart: see transport.h) */
+	char *transport;     /* its name: "local", "ssh", "lume", "tart" */
+	const struct transport *tp;  /* its row (transport.h), set by the loader */
 	char *host, *user, *vm;   /* remote transports */
 	char *llama_bench;   /* path on the target, or NULL */
 	char *mlx_lm;        /* MLX-LM's benchmark program there, or NULL */

@@ -130,119 +130,14 @@ target_fingerprint_gpu(const struct plan_target *t, struct fingerprint *fp)
 	return ret;
 }
 
-/*
- * Runs a program here (lume, tart, scp), its stdout into out. 0, or -1
- * after error() naming what failed with the program's own message.
- */
-static int
-host_run(const char *const *argv, const char *const *env, double timeout,
-	 const char *what, struct buf *out)
-{
-	struct proc p = PROC_INIT;
-	int ret = -1;
-
-	p.argv = argv;
-	p.env_set = env;
-	p.timeout = timeout;
-	p.mem_cap = 1 << 20;
-	if (proc_run(&p) < 0 && !p.exec_errno)
-		goto cleanup;
-	if (p.exec_errno) {
-		error("%s: cannot run '%s': %s", what, argv[0],
-		      strerror(p.exec_errno));
-		goto cleanup;
-	}
-	if (p.status != 0) {
-		struct buf d = BUF_INIT;
-		size_t n = p.err.len;
-
-		while (n && (p.err.buf[n - 1] == '\n' || p.err.buf[n - 1] == ' '))
-			n--;
-		proc_describe(&p, &d);
-		error("%s: '%s' failed (%s)%s%.*s", what, argv[0], d.buf,
-		      n ? ": " : "", (int)(n > 400 ? 400 : n), p.err.buf);
-		buf_release(&d);
-		goto cleanup;
-	}
-	if (out)
-		buf_add(out, p.out.buf, p.out.len);
-	ret = 0;
-cleanup:
-	proc_release(&p);
-	return ret;
-}
-
-/*
- * The JSON array in Lume's stdout: log lines ("[2026-…] INFO: …") may
- * come first, so it starts at the first line that opens an array.
- */
-static struct json *
-lume_json(const struct buf *out)
-{
-	const char *p = out->buf;
-	size_t end;
-
-	while (p && *p) {
-		if (p[0] == '[' && strchr("\n\r\t {]", p[1]))
-			return json_parse_prefix(p, out->len - (size_t)(p - out->buf),
-						 &end);
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return NULL;
-}
-
 int
 target_address(const struct plan_target *t, char **addr)
 {
-	struct buf out = BUF_INIT;
-	int ret = -1;
-
 	*addr = NULL;
-	if (!strcmp(t->transport, "ssh")) {
-		*addr = xstrdup(t->host);
-		return 0;
-	}
-	if (!strcmp(t->transport, "lume")) {
-		const char *argv[] = { "lume", "get", t->vm, "-f", "json", NULL };
-		const char *env[] = { "LUME_LOG_LEVEL=error", NULL };
-		struct json *j;
-		const char *ip;
-
-		if (host_run(argv, env, 60, "lume get", &out) < 0)
-			goto cleanup;
-		j = lume_json(&out);
-		ip = json_get_str(json_at(j, 0), "ipAddress");
-		if (ip && *ip)
-			*addr = xstrdup(ip);
-		json_free(j);
-		if (!*addr) {
-			error("target '%s': VM '%s' has no IP address (lume get "
-			      "says it is not running or still booting)",
-			      t->name, t->vm);
-			goto cleanup;
-		}
-	} else if (!strcmp(t->transport, "tart")) {
-		const char *argv[] = { "tart", "ip", t->vm, NULL };
-		size_t n;
-
-		if (host_run(argv, NULL, 60, "tart ip", &out) < 0)
-			goto cleanup;
-		n = strcspn(out.buf, " \t\r\n");
-		if (!n) {
-			error("target '%s': tart ip printed no address", t->name);
-			goto cleanup;
-		}
-		*addr = xstrndup(out.buf, n);
-	} else {
-		error("target '%s' is local: it has no address", t->name);
-		goto cleanup;
-	}
-	ret = 0;
-cleanup:
-	buf_release(&out);
-	return ret;
+	if (!t->tp->address)
+		return error("target '%s' is %s: it has no address", t->name,
+			     t->tp->name);
+	return t->tp->address(t, addr);
 }
 
 /* Characters a remote path may hold: scp passes it to a remote shell
@@ -328,8 +223,7 @@ target_install_file(const struct plan_target *t, const char *src,
 			     "letters, digits and / . _ - + @ , to be copied "
 			     "with scp", t->name, dst);
 	if (!user)
-		user = !strcmp(t->transport, "lume") ? "lume" :
-			!strcmp(t->transport, "tart") ? "admin" : NULL;
+		user = t->tp->default_user;
 	if (target_address(t, &addr) < 0)
 		goto cleanup;
 	part = xstrfmt("%s.part", dst);
@@ -345,7 +239,8 @@ target_install_file(const struct plan_target *t, const char *src,
 		     strchr(addr, ':') ? "[" : "", addr,
 		     strchr(addr, ':') ? "]" : "", part);
 	argv = scp_argv(t, src, to);
-	if (host_run((const char *const *)argv, NULL, 600, "copying", NULL) < 0)
+	if (transport_host_run((const char *const *)argv, NULL, 600, "copying",
+			       NULL) < 0)
 		goto cleanup;
 	{
 		const char *ch[] = { "chmod", executable ? "755" : "644", part,
@@ -378,7 +273,7 @@ cleanup:
 /* ---- doctor ------------------------------------------------------------------ */
 
 static struct target_check *
-add(struct target_check **v, size_t *n, char *name, const char *status)
+add(struct target_check **v, size_t *n, char *name, enum check_status status)
 {
 	struct target_check *c;
 
@@ -398,92 +293,6 @@ on_path(const char *name)
 
 	free(p);
 	return found;
-}
-
-/* The last error() as a detail line. */
-static char *
-why(void)
-{
-	return xstrdup(error_last());
-}
-
-/* lume get / tart list: 1 when the VM runs, 0 when not, -1 on failure. */
-static int
-vm_state(const struct plan_target *t, struct target_check *c)
-{
-	struct buf out = BUF_INIT;
-	struct json *j = NULL;
-	int ret = -1;
-
-	error_silent++;
-	if (!strcmp(t->transport, "lume")) {
-		const char *argv[] = { "lume", "get", t->vm, "-f", "json", NULL };
-		const char *env[] = { "LUME_LOG_LEVEL=error", NULL };
-		const struct json *e;
-		const char *st, *ip;
-
-		if (host_run(argv, env, 60, "lume get", &out) < 0) {
-			c->detail = why();
-			c->fix = xstrfmt("create the VM '%s' (lume pull/create), or "
-					 "name an existing one in the plan", t->vm);
-			goto cleanup;
-		}
-		j = lume_json(&out);
-		e = json_at(j, 0);
-		st = json_get_str(e, "status");
-		ip = json_get_str(e, "ipAddress");
-		if (!st) {
-			c->detail = xstrdup("lume get printed no VM entry");
-			goto cleanup;
-		}
-		if (strcmp(st, "running") || !ip) {
-			c->detail = xstrfmt("VM '%s' is %s%s", t->vm, st,
-					    strcmp(st, "running") ? "" :
-					    " but has no IP address yet");
-			c->fix = xstrfmt("lume run %s --display none --vnc "
-					 "disabled --detach", t->vm);
-			ret = 0;
-			goto cleanup;
-		}
-		c->detail = xstrfmt("VM '%s' running at %s%s", t->vm, ip,
-				    json_bool(json_get(e, "sshAvailable")) == 1 ?
-				    ", ssh available" : ", ssh not answering yet");
-		ret = 1;
-	} else {
-		const char *argv[] = { "tart", "list", "--format", "json", NULL };
-		const struct json *e, *hit = NULL;
-
-		if (host_run(argv, NULL, 60, "tart list", &out) < 0) {
-			c->detail = why();
-			goto cleanup;
-		}
-		j = json_parse(out.buf, out.len, "tart list");
-		JSON_FOR_EACH(e, j)
-			if (json_get_str(e, "Name") &&
-			    !strcmp(json_get_str(e, "Name"), t->vm))
-				hit = e;
-		if (!hit) {
-			c->detail = xstrfmt("tart has no VM '%s'", t->vm);
-			c->fix = xstrfmt("tart clone IMAGE %s, or name an existing "
-					 "VM in the plan", t->vm);
-			goto cleanup;
-		}
-		if (json_bool(json_get(hit, "Running")) != 1) {
-			c->detail = xstrfmt("VM '%s' is %s", t->vm,
-					    json_get_str(hit, "State") ?
-					    json_get_str(hit, "State") : "stopped");
-			c->fix = xstrfmt("tart run --no-graphics %s &", t->vm);
-			ret = 0;
-			goto cleanup;
-		}
-		c->detail = xstrfmt("VM '%s' running", t->vm);
-		ret = 1;
-	}
-cleanup:
-	error_silent--;
-	json_free(j);
-	buf_release(&out);
-	return ret;
 }
 
 /* A command's first output line on the target; NULL after a failure. */
@@ -522,7 +331,7 @@ check_program(const struct plan *p, const struct plan_target *t, int mlx,
 		t->llama_bench ? t->llama_bench :
 		p->llama_bench ? p->llama_bench : "llama-bench";
 	struct target_check *c = add(v, n, xstrdup(mlx ? "mlx-lm" :
-						   "llama-bench"), "ok");
+						   "llama-bench"), CHECK_OK);
 	char *line;
 
 	if (!transport_is_remote(t)) {
@@ -552,7 +361,7 @@ check_program(const struct plan *p, const struct plan_target *t, int mlx,
 		return;
 	}
 	free(line);
-	c->status = "missing";
+	c->status = CHECK_MISSING;
 	c->detail = xstrfmt("'%s' not found on target '%s'", want, t->name);
 	c->fix = mlx ? xstrdup("pip install mlx-lm there, or set the target's "
 			       "mlx_lm to its path") :
@@ -571,7 +380,7 @@ check_sip(const struct plan_target *t, const char *uname, int inject,
 	struct target_check *c;
 	char *line;
 
-	c = add(v, n, xstrdup("sip"), "ok");
+	c = add(v, n, xstrdup("sip"), CHECK_OK);
 	if (strncmp(uname, "Darwin", 6)) {
 		c->detail = xstrdup("not macOS: no SIP");
 	} else {
@@ -582,14 +391,14 @@ check_sip(const struct plan_target *t, const char *uname, int inject,
 		} else if (line && strstr(line, "enabled")) {
 			c->detail = xstrdup("System Integrity Protection enabled");
 			if (inject) {
-				c->status = "warning";
+				c->status = CHECK_WARNING;
 				c->fix = xstrdup("SIP drops DYLD_INSERT_LIBRARIES "
 						 "for protected binaries: keep "
 						 "llama-bench outside /usr and "
 						 "/System (Homebrew's is fine)");
 			}
 		} else {
-			c->status = "warning";
+			c->status = CHECK_WARNING;
 			c->detail = xstrfmt("SIP state unknown: %s",
 					    line ? line : "csrutil did not answer");
 		}
@@ -606,17 +415,17 @@ check_variant(const struct plan_target *t, const struct plan_variant *pv,
 	char have[SHA256_HEX_LEN + 1], *line;
 
 	if (pv->inject_lib) {
-		c = add(v, n, xstrfmt("shim(%s)", pv->name), "ok");
+		c = add(v, n, xstrfmt("shim(%s)", pv->name), CHECK_OK);
 		error_silent++;
 		if (target_sha256(NULL, t, pv->inject_lib, have) < 0) {
-			c->status = "missing";
+			c->status = CHECK_MISSING;
 			c->detail = xstrfmt("'%s' cannot be read there",
 					    pv->inject_lib);
 			c->fix = xstrfmt("shimbench shim install PLAN %s "
 					 "build/shim/LumeMetalCapabilities-"
 					 "arm64.dylib", pv->name);
 		} else if (strcasecmp(have, pv->inject_sha256)) {
-			c->status = "mismatch";
+			c->status = CHECK_MISMATCH;
 			c->detail = xstrfmt("'%s' has SHA-256 %s; the plan "
 					    "pins %s", pv->inject_lib,
 					    have, pv->inject_sha256);
@@ -631,14 +440,14 @@ check_variant(const struct plan_target *t, const struct plan_variant *pv,
 		error_silent--;
 	}
 	if (pv->probe_argv) {
-		c = add(v, n, xstrfmt("probe(%s)", pv->name), "ok");
+		c = add(v, n, xstrfmt("probe(%s)", pv->name), CHECK_OK);
 		line = first_line(t, "test -x \"$1\" && echo yes",
 				  pv->probe_argv[0], "probe");
 		if (line && !strcmp(line, "yes")) {
 			c->detail = xstrfmt("'%s' is there",
 					    pv->probe_argv[0]);
 		} else {
-			c->status = "missing";
+			c->status = CHECK_MISSING;
 			c->detail = xstrfmt("'%s' is not an executable "
 					    "there", pv->probe_argv[0]);
 			c->fix = xstrfmt("shimbench shim install --probe "
@@ -653,46 +462,36 @@ void
 target_doctor(const struct plan *p, const struct plan_target *t,
 	      struct target_check **v, size_t *n)
 {
-	const char *prog = !strcmp(t->transport, "ssh") ? "ssh" :
-		!strcmp(t->transport, "lume") ? "lume" :
-		!strcmp(t->transport, "tart") ? "tart" : NULL;
+	const struct transport *tp = t->tp;
 	struct target_check *c;
 	char *uname = NULL, *line;
 	int llama = 0, mlx = 0, inject = 0;
 	size_t i;
 
-	if (prog) {
-		c = add(v, n, xstrdup(prog), "ok");
-		if (!on_path(prog)) {
-			c->status = "missing";
-			c->detail = xstrfmt("'%s' not on PATH", prog);
-			c->fix = xstrdup(!strcmp(prog, "lume") ?
-				"install Lume (the cua project's lume CLI) and put it on PATH" :
-				!strcmp(prog, "tart") ?
-				"brew install cirruslabs/cli/tart" :
-				"install the OpenSSH client");
+	if (tp->program) {
+		c = add(v, n, xstrdup(tp->program), CHECK_OK);
+		if (!on_path(tp->program)) {
+			c->status = CHECK_MISSING;
+			c->detail = xstrfmt("'%s' not on PATH", tp->program);
+			c->fix = xstrdup(tp->program_fix);
 			return;
 		}
-		c->detail = xstrfmt("'%s' found", prog);
+		c->detail = xstrfmt("'%s' found", tp->program);
 	}
-	if (prog && strcmp(prog, "ssh")) {
-		c = add(v, n, xstrdup("vm"), "ok");
-		if (vm_state(t, c) != 1) {
-			c->status = "error";
+	if (tp->vm_state) {
+		c = add(v, n, xstrdup("vm"), CHECK_OK);
+		if (tp->vm_state(t, &c->detail, &c->fix) != 1) {
+			c->status = CHECK_ERROR;
 			return;
 		}
 	}
-	c = add(v, n, xstrdup("reachable"), "ok");
+	c = add(v, n, xstrdup("reachable"), CHECK_OK);
 	uname = first_line(t, "uname -sm", NULL, "reaching the target");
 	if (!uname) {
-		c->status = "error";
+		c->status = CHECK_ERROR;
 		c->detail = xstrfmt("cannot run a command on target '%s': %s",
 				    t->name, error_last());
-		c->fix = xstrdup(!strcmp(t->transport, "ssh") ?
-			"check host, user, port and keys (ssh -o BatchMode=yes "
-			"must log in without a password)" :
-			"check the VM's user and that its ssh (lume) or guest "
-			"agent (tart) answers");
+		c->fix = xstrdup(tp->unreachable_fix);
 		return;
 	}
 	c->detail = xstrfmt("%s (%s)", transport_is_remote(t) ?
@@ -720,14 +519,14 @@ target_doctor(const struct plan *p, const struct plan_target *t,
 
 		if (!runs_model(p, t, i) || plan_model_mlx(p, i))
 			continue;
-		c = add(v, n, xstrfmt("model(%s)", m->name), "ok");
+		c = add(v, n, xstrfmt("model(%s)", m->name), CHECK_OK);
 		line = first_line(t, "test -r \"$1\" && echo yes", m->path,
 				  "model");
 		if (line && !strcmp(line, "yes")) {
 			c->detail = xstrfmt("'%s' is there (run hashes it)",
 					    m->path);
 		} else {
-			c->status = "missing";
+			c->status = CHECK_MISSING;
 			c->detail = xstrfmt("'%s' cannot be read there", m->path);
 			c->fix = transport_is_remote(t) ?
 				xstrfmt("copy the model to '%s' on target '%s'",
@@ -751,4 +550,18 @@ target_checks_free(struct target_check *v, size_t n)
 		free(v[i].fix);
 	}
 	free(v);
+}
+
+static const char *const check_names[] = {
+	[CHECK_OK] = "ok",
+	[CHECK_WARNING] = "warning",
+	[CHECK_MISSING] = "missing",
+	[CHECK_ERROR] = "error",
+	[CHECK_MISMATCH] = "mismatch",
+};
+
+const char *
+check_status_name(enum check_status s)
+{
+	return (size_t)s < ARRAY_SIZE(check_names) ? check_names[s] : "error";
 }

@@ -48,17 +48,18 @@ int target_fingerprint_gpu(const struct plan_target *t,
 void target_cut_merged(const struct transport_cmd *tc, struct buf *out);
 
 /*
- * The network address of a remote target, for scp: ssh's host; lume's
- * `lume get VM -f json` ipAddress; tart's `tart ip VM`. *addr is
- * malloc'd. 0, or -1 after error() (the VM is not running, no address).
+ * The network address of a remote target, for scp (its transport's
+ * address hook: ssh's host; lume's `lume get VM -f json` ipAddress;
+ * tart's `tart ip VM`). *addr is malloc'd. 0, or -1 after error() (a
+ * local target, the VM is not running, no address).
  */
 int target_address(const struct plan_target *t, char **addr);
 
 /*
  * Copies the local file src to dst on target t and checks what arrived:
  * a local target by a copy here; a remote one by scp to
- * target_address() as the target's user (lume's default "lume", tart's
- * "admin") with its ssh_options, into DST.part, then `mv` into place
+ * target_address() as the target's user (else its transport's default
+ * user: lume's "lume", tart's "admin") with its ssh_options, into DST.part, then `mv` into place
  * over the transport. The file's SHA-256 on the target must be sha256
  * (the local file's). executable: mode 755 instead of 644. 0, or -1
  * after error().
@@ -66,10 +67,21 @@ int target_address(const struct plan_target *t, char **addr);
 int target_install_file(const struct plan_target *t, const char *src,
 			const char *dst, int executable, const char *sha256);
 
+/* How a check of doctor came out; check_status_name() gives the word
+ * doctor prints ("ok", "warning", "missing", "error", "mismatch"). */
+enum check_status {
+	CHECK_OK,
+	CHECK_WARNING,       /* usable, with a caveat */
+	CHECK_MISSING,
+	CHECK_ERROR,
+	CHECK_MISMATCH,      /* a pinned SHA-256 differs (exit 1, not 3) */
+};
+const char *check_status_name(enum check_status s);
+
 /* One finding of target_doctor(). */
 struct target_check {
 	char *name;          /* "vm", "reachable", "llama-bench", "shim(VARIANT)", … */
-	const char *status;  /* "ok", "warning", "missing", "error", "mismatch" */
+	enum check_status status;
 	char *detail;        /* one line */
 	char *fix;           /* what to do, or NULL */
 };

@@ -2,16 +2,64 @@
 #include "run/transport.h"
 #include "run/plan.h"
 #include "base/files.h"
+#include "base/proc.h"
 #include "base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The transports: a new one is one file and one row here. */
+static const struct transport *const transports[] = {
+	&transport_local,
+	&transport_ssh,
+	&transport_lume,
+	&transport_tart,
+};
+
+const struct transport *
+transport_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < ARRAY_SIZE(transports); i++)
+		if (!strcmp(transports[i]->name, name))
+			return transports[i];
+	return NULL;
+}
+
+void
+transport_names(struct buf *out)
+{
+	size_t i, n = ARRAY_SIZE(transports);
+
+	for (i = 0; i < n; i++)
+		buf_addf(out, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+			 transports[i]->name);
+}
+
 int
 transport_is_remote(const struct plan_target *t)
 {
-	return strcmp(t->transport, "local") != 0;
+	return t->tp->remote;
+}
+
+int
+transport_wrap(const struct plan_target *t, const char *const *argv,
+	       const char *const *env_set, const char *const *env_unset,
+	       struct transport_cmd *out)
+{
+	memset(out, 0, sizeof(*out));
+	return t->tp->wrap(t, argv, env_set, env_unset, out);
+}
+
+void
+transport_cmd_free(struct transport_cmd *c)
+{
+	strv_free(c->argv);
+	strv_free(c->env_set);
+	strv_free(c->env_unset);
+	memset(c, 0, sizeof(*c));
 }
 
 static int
@@ -26,7 +74,7 @@ transport_same_machine(const struct plan_target *a,
 {
 	size_t i;
 
-	if (strcmp(a->transport, b->transport))
+	if (a->tp != b->tp)
 		return 0;
 	if (!transport_is_remote(a))
 		return 1;
@@ -40,16 +88,37 @@ transport_same_machine(const struct plan_target *a,
 	return !b->ssh_options || !b->ssh_options[i];
 }
 
-/*
- * The remote command: unset names, set variables as assignments in front
- * of `exec`, every word quoted for one POSIX shell.
- */
-static void
-remote_command(struct buf *b, const char *const *argv,
-	       const char *const *env_set, const char *const *env_unset)
+/* 1 for a name a POSIX shell can assign: [A-Za-z_][A-Za-z0-9_]*. */
+static int
+shell_name(const char *s, size_t len)
 {
 	size_t i;
 
+	for (i = 0; i < len; i++)
+		if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= 'a' && s[i] <= 'z') ||
+		      (i > 0 && s[i] >= '0' && s[i] <= '9')))
+			return 0;
+	return len > 0;
+}
+
+int
+transport_shell_command(const struct plan_target *t, const char *const *argv,
+			const char *const *env_set,
+			const char *const *env_unset, struct buf *b)
+{
+	size_t i;
+
+	for (i = 0; env_set && env_set[i]; i++)
+		if (!shell_name(env_set[i], strcspn(env_set[i], "=")))
+			return error("target '%s': variable name in '%s' cannot "
+				     "be set in a remote shell", t->name,
+				     env_set[i]);
+	for (i = 0; env_unset && env_unset[i]; i++)
+		if (!shell_name(env_unset[i], strlen(env_unset[i])))
+			return error("target '%s': variable name '%s' cannot "
+				     "be unset in a remote shell", t->name,
+				     env_unset[i]);
 	for (i = 0; env_unset && env_unset[i]; i++) {
 		buf_adds(b, i ? " " : "unset ");
 		buf_add_sh_quoted(b, env_unset[i]);
@@ -59,7 +128,6 @@ remote_command(struct buf *b, const char *const *argv,
 	for (i = 0; env_set && env_set[i]; i++) {
 		const char *eq = strchr(env_set[i], '=');
 
-		/* names were checked by the plan: [^=]+ without quotes */
 		buf_add(b, env_set[i], (size_t)(eq - env_set[i]));
 		buf_addch(b, '=');
 		buf_add_sh_quoted(b, eq + 1);
@@ -70,118 +138,74 @@ remote_command(struct buf *b, const char *const *argv,
 		buf_addch(b, ' ');
 		buf_add_sh_quoted(b, argv[i]);
 	}
-}
-
-static int
-valid_env_names(const struct plan_target *t, const char *const *env_set,
-		const char *const *env_unset)
-{
-	size_t i;
-	const char *p;
-
-	for (i = 0; env_set && env_set[i]; i++)
-		for (p = env_set[i]; *p && *p != '='; p++)
-			if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') ||
-			      (*p >= 'a' && *p <= 'z') ||
-			      (p > env_set[i] && *p >= '0' && *p <= '9')))
-				return error("target '%s': variable name in "
-					     "'%s' cannot be set in a remote "
-					     "shell", t->name, env_set[i]);
-	(void)env_unset;
 	return 0;
 }
 
 int
-transport_wrap(const struct plan_target *t, const char *const *argv,
-	       const char *const *env_set, const char *const *env_unset,
-	       struct transport_cmd *out)
+transport_check_name(const char *path, const char *key, const char *value)
 {
-	struct buf cmd = BUF_INIT, full = BUF_INIT;
-	char **v = NULL, port[32];
-	size_t n = 0, i;
+	const unsigned char *p;
 
-	memset(out, 0, sizeof(*out));
-	if (!transport_is_remote(t)) {
-		out->argv = strv_dup(argv);
-		out->env_set = strv_dup(env_set);
-		out->env_unset = strv_dup(env_unset);
+	if (!value)
 		return 0;
-	}
-	if (valid_env_names(t, env_set, env_unset) < 0)
-		return -1;
-	remote_command(&cmd, argv, env_set, env_unset);
-	out->env_set = xcalloc(2, sizeof(char *));
-	out->env_unset = xcalloc(1, sizeof(char *));
-	if (!strcmp(t->transport, "ssh")) {
-		if (!t->host)
-			return error("target '%s': ssh needs 'host'", t->name);
-		v = strv_push(v, &n, xstrdup("ssh"));
-		v = strv_push(v, &n, xstrdup("-o"));
-		v = strv_push(v, &n, xstrdup("BatchMode=yes"));
-		v = strv_push(v, &n, xstrdup("-T"));
-		for (i = 0; t->ssh_options && t->ssh_options[i]; i++)
-			v = strv_push(v, &n, xstrdup(t->ssh_options[i]));
-		if (t->port > 0) {
-			snprintf(port, sizeof(port), "%d", t->port);
-			v = strv_push(v, &n, xstrdup("-p"));
-			v = strv_push(v, &n, xstrdup(port));
-		}
-		if (t->user) {
-			v = strv_push(v, &n, xstrdup("-l"));
-			v = strv_push(v, &n, xstrdup(t->user));
-		}
-		v = strv_push(v, &n, xstrdup("--"));
-		v = strv_push(v, &n, xstrdup(t->host));
-		v = strv_push(v, &n, buf_detach(&cmd, NULL));
-	} else if (!strcmp(t->transport, "lume")) {
-		if (!t->vm)
-			return error("target '%s': lume needs 'vm'", t->name);
-		/* Both streams into files in the guest, then one after the
-		 * other with a separator; the status survives. */
-		buf_adds(&full, "d=$(mktemp -d) || exit 125; (");
-		buf_add(&full, cmd.buf, cmd.len);
-		buf_adds(&full, ") >\"$d/o\" 2>\"$d/e\"; s=$?; cat \"$d/o\"; "
-			 "printf '\\n%s\\n' '" TRANSPORT_SEPARATOR "'; "
-			 "cat \"$d/e\"; rm -rf \"$d\"; exit $s");
-		v = strv_push(v, &n, xstrdup("lume"));
-		v = strv_push(v, &n, xstrdup("ssh"));
-		if (t->user) {
-			v = strv_push(v, &n, xstrdup("-u"));
-			v = strv_push(v, &n, xstrdup(t->user));
-		}
-		v = strv_push(v, &n, xstrdup("-t"));
-		v = strv_push(v, &n, xstrdup("0"));
-		v = strv_push(v, &n, xstrdup(t->vm));
-		v = strv_push(v, &n, buf_detach(&full, NULL));
-		out->env_set[0] = xstrdup("LUME_LOG_LEVEL=error");
-		out->merged = 1;
-	} else if (!strcmp(t->transport, "tart")) {
-		if (!t->vm)
-			return error("target '%s': tart needs 'vm'", t->name);
-		v = strv_push(v, &n, xstrdup("tart"));
-		v = strv_push(v, &n, xstrdup("exec"));
-		v = strv_push(v, &n, xstrdup(t->vm));
-		v = strv_push(v, &n, xstrdup("/bin/sh"));
-		v = strv_push(v, &n, xstrdup("-c"));
-		v = strv_push(v, &n, buf_detach(&cmd, NULL));
-	} else {
-		buf_release(&cmd);
-		return error("target '%s': unknown transport '%s'", t->name,
-			     t->transport);
-	}
-	buf_release(&cmd);
-	buf_release(&full);
-	out->argv = v;
+	if (!*value)
+		return error("plan: '%s.%s' must not be empty", path, key);
+	if (value[0] == '-')
+		return error("plan: '%s.%s' is '%s': a name starting with '-' "
+			     "would be read as an option", path, key, value);
+	for (p = (const unsigned char *)value; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return error("plan: '%s.%s' holds a control character",
+				     path, key);
 	return 0;
 }
 
-void
-transport_cmd_free(struct transport_cmd *c)
+int
+transport_need(const struct plan_target *t, const char *path,
+	       const char *key, const char *value)
 {
-	strv_free(c->argv);
-	strv_free(c->env_set);
-	strv_free(c->env_unset);
-	memset(c, 0, sizeof(*c));
+	if (!value)
+		return error("plan: '%s' uses %s and needs '%s'", path,
+			     t->tp->name, key);
+	return 0;
+}
+
+int
+transport_host_run(const char *const *argv, const char *const *env,
+		   double timeout, const char *what, struct buf *out)
+{
+	struct proc p = PROC_INIT;
+	int ret = -1;
+
+	p.argv = argv;
+	p.env_set = env;
+	p.timeout = timeout;
+	p.mem_cap = 1 << 20;
+	if (proc_run(&p) < 0 && !p.exec_errno)
+		goto cleanup;
+	if (p.exec_errno) {
+		error("%s: cannot run '%s': %s", what, argv[0],
+		      strerror(p.exec_errno));
+		goto cleanup;
+	}
+	if (p.status != 0) {
+		struct buf d = BUF_INIT;
+		size_t n = p.err.len;
+
+		while (n && (p.err.buf[n - 1] == '\n' || p.err.buf[n - 1] == ' '))
+			n--;
+		proc_describe(&p, &d);
+		error("%s: '%s' failed (%s)%s%.*s", what, argv[0], d.buf,
+		      n ? ": " : "", (int)(n > 400 ? 400 : n), p.err.buf);
+		buf_release(&d);
+		goto cleanup;
+	}
+	if (out)
+		buf_add(out, p.out.buf, p.out.len);
+	ret = 0;
+cleanup:
+	proc_release(&p);
+	return ret;
 }
 
 int

@@ -2,26 +2,42 @@
 #define TRANSPORT_H
 
 /*
- * Transports: how a command reaches a target.
+ * Transports: how a command reaches a target. One struct transport per
+ * kind, each in its own file (after git's transport vtable), listed in
+ * one table in transport.c; plan_load() resolves a target's "transport"
+ * name to its row once, and every caller goes through the row:
  *
- *   local  argv through execvp, the environment through proc.
- *   ssh    `ssh [options] [-p PORT] [-l USER] -- HOST CMD`: CMD is one
- *          string quoted for exactly one POSIX shell (the remote login
- *          shell); stdout and stderr come back separately.
- *   lume   `lume ssh [-u USER] -t 0 VM CMD`: lume collects stdout and
- *          stderr into one buffer, so CMD writes them to files in the
- *          guest and prints them with a separator line that
- *          transport_split() cuts apart afterwards; LUME_LOG_LEVEL=error
- *          keeps lume's own log lines off stdout.
- *   tart   `tart exec VM /bin/sh -c CMD` (tart passes argv unchanged and
- *          streams the two outputs separately).
+ *   local  transport-local.c  argv through execv, the environment
+ *                             through proc.
+ *   ssh    transport-ssh.c    `ssh -o BatchMode=yes -T [options] [-p PORT]
+ *                             [-l USER] -- HOST CMD`; stdout and stderr
+ *                             come back separately.
+ *   lume   transport-lume.c   `lume ssh [-u USER] -t 0 VM CMD`: lume
+ *                             collects stdout and stderr into one buffer,
+ *                             so CMD writes them to files in the guest and
+ *                             prints them with a separator line that
+ *                             transport_split() cuts apart afterwards;
+ *                             LUME_LOG_LEVEL=error keeps lume's own log
+ *                             lines off stdout.
+ *   tart   transport-tart.c   `tart exec VM /bin/sh -c CMD` (tart passes
+ *                             argv unchanged and streams the two outputs
+ *                             separately).
  *
- * On remote targets the environment is set inside the remote shell
- * (`unset A; K='v' exec PROG ARGS`), never through env(1): with SIP on, a
- * protected binary such as /usr/bin/env drops DYLD_* variables.
+ * CMD is one string quoted for exactly one POSIX shell (the remote login
+ * shell; transport_shell_command()). On remote targets the environment is
+ * set inside that shell (`unset A; K='v' exec PROG ARGS`), never through
+ * env(1): with SIP on, a protected binary such as /usr/bin/env drops
+ * DYLD_* variables.
+ *
+ * A new transport (a UTM VM, a Podman machine, a krunkit guest) is one
+ * file defining its struct transport and one row in transport.c's table
+ * (docs/plans.md shows one).
  */
 
+#include <stddef.h>
+
 struct plan_target;
+struct buf;
 
 struct transport_cmd {
 	char **argv;       /* NULL-terminated, owned */
@@ -30,14 +46,76 @@ struct transport_cmd {
 	int merged;        /* stdout holds both streams: transport_split() */
 };
 
+struct transport {
+	const char *name;           /* the plan's "transport" value */
+	int remote;                 /* commands run on another machine */
+	const char *program;        /* the program run here; NULL: none */
+	const char *program_fix;    /* doctor: how to install program */
+	const char *unreachable_fix;/* doctor: what to check when no command
+				       runs there */
+	const char *default_user;   /* the login scp uses when the plan names
+				       none; NULL: ssh's own default */
+
+	/*
+	 * Checks a plan's target: the keys this transport needs and the
+	 * names it passes on (transport_check_name()). path names the target
+	 * in messages ("targets.guest"). 0, or -1 after error().
+	 */
+	int (*check)(const struct plan_target *t, const char *path);
+
+	/*
+	 * How to run a command: the command here that runs argv with
+	 * env_set/env_unset on t, and how its streams come back
+	 * (out->merged). 0, or -1 after error().
+	 */
+	int (*wrap)(const struct plan_target *t, const char *const *argv,
+		    const char *const *env_set, const char *const *env_unset,
+		    struct transport_cmd *out);
+
+	/*
+	 * The network address of t, for scp (*addr malloc'd). NULL for a
+	 * transport without one (local). 0, or -1 after error().
+	 */
+	int (*address)(const struct plan_target *t, char **addr);
+
+	/*
+	 * Doctor's connectivity check of the VM, NULL for a transport
+	 * without one: 1 when it runs, 0 when it does not (*fix says how to
+	 * start it), -1 when the tool could not tell; *detail (and *fix, or
+	 * NULL) are malloc'd one-liners.
+	 */
+	int (*vm_state)(const struct plan_target *t, char **detail, char **fix);
+
+	/*
+	 * Ends the far side of a command whose process here (the ssh, lume
+	 * or tart client) was stopped. NULL in every row for now: stopping
+	 * the local process group is all that happens; issue 21 (children
+	 * die with the parent, remote sessions end their remote process)
+	 * fills this in, one hook per transport.
+	 */
+	int (*stop_remote)(const struct plan_target *t,
+			   const struct transport_cmd *c);
+};
+
+extern const struct transport transport_local, transport_ssh, transport_lume,
+	transport_tart;
+
+/* The row named name, or NULL. */
+const struct transport *transport_find(const char *name);
+/* "local, ssh, lume or tart": the names of the table, for messages. */
+void transport_names(struct buf *out);
+
 /*
- * Builds the command that runs argv with env_set/env_unset on target t.
- * Returns 0, or -1 after error().
+ * Builds the command that runs argv with env_set/env_unset on target t
+ * (t->tp->wrap). Returns 0, or -1 after error().
  */
 int transport_wrap(const struct plan_target *t, const char *const *argv,
 		   const char *const *env_set, const char *const *env_unset,
 		   struct transport_cmd *out);
 void transport_cmd_free(struct transport_cmd *c);
+
+/* 1 when t's commands run on another machine (ssh, lume, tart). */
+int transport_is_remote(const struct plan_target *t);
 
 /*
  * 1 when a and b reach the same machine the same way (every local
@@ -46,9 +124,6 @@ void transport_cmd_free(struct transport_cmd *c);
  */
 int transport_same_machine(const struct plan_target *a,
 			   const struct plan_target *b);
-
-/* 1 for ssh, lume and tart. */
-int transport_is_remote(const struct plan_target *t);
 
 /*
  * For a merged transport: splits the stdout file at the separator line
@@ -60,5 +135,38 @@ int transport_split(const char *out_path, const char *err_path);
 
 /* The separator a merged transport prints between the two streams. */
 #define TRANSPORT_SEPARATOR "@@shimbench-stderr-follows@@"
+
+/* ---- for the transports' own files ------------------------------------------ */
+
+/*
+ * The command for one remote POSIX shell, appended to cmd: `unset` of
+ * env_unset, env_set as assignments in front of `exec`, every word
+ * quoted ('…'). Variable names must be shell names. 0, or -1 after
+ * error() naming the target.
+ */
+int transport_shell_command(const struct plan_target *t,
+			    const char *const *argv,
+			    const char *const *env_set,
+			    const char *const *env_unset, struct buf *cmd);
+
+/*
+ * A name a transport passes on as one argument (a host, a VM, a user):
+ * refused when empty, when it starts with '-' (an option to the tool) or
+ * when it holds a control character. 0, or -1 after
+ * error("plan: 'PATH.KEY' …").
+ */
+int transport_check_name(const char *path, const char *key, const char *value);
+/* Refuses a target without key (value NULL): "plan: 'PATH' uses NAME and
+ * needs 'KEY'". 0, or -1 after error(). */
+int transport_need(const struct plan_target *t, const char *path,
+		   const char *key, const char *value);
+
+/*
+ * Runs a program here (lume, tart, scp) with env added, its stdout into
+ * out (may be NULL). 0, or -1 after error() naming what failed with the
+ * program's own message.
+ */
+int transport_host_run(const char *const *argv, const char *const *env,
+		       double timeout, const char *what, struct buf *out);
 
 #endif
