@@ -52,6 +52,7 @@ LIB_OBJS += models/fetch.o
 # evidence: the store, bundles, parsers of what llama-bench and MLX-LM print
 LIB_OBJS += evidence/store.o
 LIB_OBJS += evidence/runrec.o
+LIB_OBJS += evidence/state.o
 LIB_OBJS += evidence/derive.o
 LIB_OBJS += evidence/bundle.o
 LIB_OBJS += evidence/hashcache.o

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/gate.h"
+#include "evidence/state.h"
 #include "analysis/outliers.h"
 #include "analysis/provenance.h"
 #include "analysis/stats.h"
@@ -565,15 +566,18 @@ row_counted(const struct store_result *r, unsigned inc)
 {
 	if (r->session_tampered && !(inc & SEL_TAMPERED))
 		return 0;
-	if (strcmp(r->run_status, "ok") && !(inc & SEL_PARTIAL))
+	if (run_state_of(r->run_status) != RUN_STATE_OK && !(inc & SEL_PARTIAL))
 		return 0;
-	if (!strcmp(r->session_status, "ok"))
+	switch (session_state_of(r->session_status)) {
+	case SESSION_STATE_OK:
 		return 1;
-	if (!strcmp(r->session_status, "failed"))
+	case SESSION_STATE_FAILED:
 		return !!(inc & SEL_FAILED);
-	if (!strcmp(r->session_status, "interrupted"))
+	case SESSION_STATE_INTERRUPTED:
 		return !!(inc & SEL_INTERRUPTED);
-	return !!(inc & SEL_UNFINISHED);
+	default:
+		return !!(inc & SEL_UNFINISHED);
+	}
 }
 
 /* "session 2 (OS build 24A200)", "sessions 1, 3 (OS builds A, B)" of
@@ -795,14 +799,23 @@ shim_run_check(const struct store_result *r, struct gate_report *rep)
 	char *name;
 	const char *why;
 
-	if (!strcmp(r->verification, "verified") && !strcmp(r->run_status, "ok"))
-		return 0;
-	why = !strcmp(r->verification, "unverified") ?
-		"the injection did not take effect" :
-	      !strcmp(r->verification, "not-required") ?
-		"nothing proves the injection took effect (the variant "
-		"expects no markers)" :
-		"the run did not complete";
+	switch (verify_state_of(r->verification)) {
+	case VERIFY_VERIFIED:
+		if (run_state_of(r->run_status) == RUN_STATE_OK)
+			return 0;
+		why = "the run did not complete";
+		break;
+	case VERIFY_UNVERIFIED:
+		why = "the injection did not take effect";
+		break;
+	case VERIFY_NOT_REQUIRED:
+		why = "nothing proves the injection took effect (the variant "
+			"expects no markers)";
+		break;
+	default:
+		why = "the run did not complete";
+		break;
+	}
 	name = xstrfmt("shim run %lld (%s %s)", (long long)r->run_id, r->model,
 		       r->test);
 	add_check(rep, "shim-verified", name, GATE_REGRESSION,

@@ -2,6 +2,7 @@
 #include "analysis/provenance.h"
 #include "analysis/render.h"
 #include "evidence/fingerprint.h"
+#include "evidence/state.h"
 #include "evidence/runrec.h"
 #include "evidence/store.h"
 #include "base/json.h"
@@ -366,7 +367,7 @@ add_session(struct store *s, struct provenance *p, int64_t sid,
 		     "are not verified evidence", (long long)sid);
 	for (k = 0; ps->warnings[k]; k++)
 		warn(p, "session %lld: %s", (long long)sid, ps->warnings[k]);
-	if (rc && strcmp(ps->status, "ok"))
+	if (rc && session_state_of(ps->status) != SESSION_STATE_OK)
 		warn(p, "session %lld: status '%s', not 'ok': it may hold "
 		     "failed or incomplete runs", (long long)sid, ps->status);
 	if (ps->excluded)
@@ -474,7 +475,7 @@ provenance_from_results(struct store *s, const struct store_result *rows,
 		if (nruns && runs[nruns - 1] == rows[i].run_id)
 			continue;
 		runs = append_id(runs, &nruns, rows[i].run_id);
-		if (!strcmp(rows[i].verification, "unverified"))
+		if (verify_state_of(rows[i].verification) == VERIFY_UNVERIFIED)
 			excluded = append_id(excluded, &nex, rows[i].run_id);
 	}
 	unique_keep_first(runs, &nruns);

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/report.h"
+#include "evidence/state.h"
 #include "analysis/provenance.h"
 #include "analysis/workload.h"
 #include "evidence/store.h"
@@ -410,7 +411,7 @@ report_build_tx(struct store *s, const struct selection *sel,
 		const struct store_result *r = &rows[i];
 		struct rep_workload *w;
 
-		if (!strcmp(r->verification, "unverified")) {
+		if (verify_state_of(r->verification) == VERIFY_UNVERIFIED) {
 			struct rep_excluded *e;
 			if (r->run_id == last_run)
 				continue;
@@ -436,8 +437,8 @@ report_build_tx(struct store *s, const struct selection *sel,
 				r->model_label : r->model, r->test));
 		w = workload_for(out, r, &last);
 		w->tampered |= r->session_tampered;
-		w->partial |= strcmp(r->run_status, "ok") ||
-			      strcmp(r->session_status, "ok");
+		w->partial |= run_state_of(r->run_status) != RUN_STATE_OK ||
+			session_state_of(r->session_status) != SESSION_STATE_OK;
 		cell_add(cell_for(w, r), r);
 		push_unique_id(&sess, &out->nsessions, r->session_id);
 	}

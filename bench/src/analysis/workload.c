@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/workload.h"
+#include "evidence/state.h"
 #include "analysis/changepoint.h"
 #include "analysis/stats.h"
 #include "evidence/store.h"
@@ -49,10 +50,17 @@ left_out_reason(const struct store_left_out *l, const char **word)
 		*word = "tampered";
 		return "imported as tampered";
 	}
-	if (strcmp(l->session_status, "ok")) {
-		*word = !strcmp(l->session_status, "failed") ? "failed" :
-			!strcmp(l->session_status, "interrupted") ?
-			"interrupted" : "unfinished";
+	switch (session_state_of(l->session_status)) {
+	case SESSION_STATE_OK:
+		break;
+	case SESSION_STATE_FAILED:
+		*word = "failed";
+		return NULL;
+	case SESSION_STATE_INTERRUPTED:
+		*word = "interrupted";
+		return NULL;
+	default:
+		*word = "unfinished";
 		return NULL;
 	}
 	*word = "partial";
@@ -88,7 +96,8 @@ workload_left_out_words(const struct workload_rows *w)
 			continue;
 		}
 		if (!why) {
-			if (strcmp(l->session_status, "ok"))
+			if (session_state_of(l->session_status) !=
+			    SESSION_STATE_OK)
 				snprintf(tmp, sizeof(tmp), "its status is '%s'",
 					 l->session_status);
 			else
@@ -126,14 +135,16 @@ workload_included_words(const struct store_result *r, size_t n)
 				buf_addf(&b, "%ssession %lld was imported as "
 					 "tampered", b.len ? "; " : "",
 					 (long long)last_s);
-			if (strcmp(r[i].session_status, "ok") && shown++ < 8)
+			if (session_state_of(r[i].session_status) !=
+			    SESSION_STATE_OK && shown++ < 8)
 				buf_addf(&b, "%ssession %lld ended '%s'",
 					 b.len ? "; " : "", (long long)last_s,
 					 r[i].session_status);
 		}
 		if (r[i].run_id != last_run) {
 			last_run = r[i].run_id;
-			if (strcmp(r[i].run_status, "ok") && shown++ < 8)
+			if (run_state_of(r[i].run_status) != RUN_STATE_OK &&
+			    shown++ < 8)
 				buf_addf(&b, "%srun %lld of session %lld has "
 					 "status '%s' (partial)",
 					 b.len ? "; " : "", (long long)last_run,
@@ -167,7 +178,8 @@ workload_nothing_words(const struct workload_rows *w)
 int
 workload_row_usable(const struct store_result *r)
 {
-	return r->n > 0 && strcmp(r->verification, "unverified");
+	return r->n > 0 &&
+		verify_state_of(r->verification) != VERIFY_UNVERIFIED;
 }
 
 /* ---- what a workload is ------------------------------------------------------- */

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
+#include "evidence/state.h"
 #include "analysis/plot.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
@@ -149,8 +150,8 @@ padded(const char *s, size_t width)
 static char *
 variant_tag(const struct run_rec *r)
 {
-	return xstrfmt("%s%s", r->variant, r->verification &&
-		       !strcmp(r->verification, "unverified") ?
+	return xstrfmt("%s%s", r->variant,
+		       verify_state_of(r->verification) == VERIFY_UNVERIFIED ?
 		       "-unverified" : "");
 }
 

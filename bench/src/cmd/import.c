@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
+#include "evidence/state.h"
 #include "evidence/bundle.h"
 #include "evidence/runrec.h"
 #include "evidence/store.h"
@@ -50,8 +51,8 @@ counts(const struct session_data *d, size_t *results, size_t *samples,
 		*results += d->runs[i].lb.n;
 		for (j = 0; j < d->runs[i].lb.n; j++)
 			*samples += d->runs[i].lb.rows[j].n_samples;
-		*unverified += !strcmp(d->runs[i].r.verification,
-				       "unverified");
+		*unverified += verify_state_of(d->runs[i].r.verification) ==
+			VERIFY_UNVERIFIED;
 	}
 }
 
@@ -98,7 +99,7 @@ import_one(struct store *s, const char *dir, const char *mapping,
 			buf_adds(msgs, ", some runs unverified");
 		if (d.s.tampered)
 			buf_adds(msgs, " (flagged as tampered)");
-		if (strcmp(d.s.status, "ok"))
+		if (session_state_of(d.s.status) != SESSION_STATE_OK)
 			buf_addf(msgs, " (recorded as %s)", d.s.status);
 		buf_addch(msgs, '\n');
 	}

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
+#include "evidence/state.h"
 #include "run/plan.h"
 #include "run/session.h"
 #include "evidence/bundle.h"
@@ -59,7 +60,8 @@ conclude(struct cmd_ctx *ctx, struct store *s, struct run_summary *sum,
 		error("the evidence bundle of session %lld could not be "
 		      "written; the session is marked failed",
 		      (long long)sum->session_id);
-		store_session_finish(s, sum->session_id, "failed");
+		store_session_finish(s, sum->session_id,
+				     session_state_name(SESSION_STATE_FAILED));
 		ret = EXIT_ENV;
 	} else {
 		final = tmp_dir ? bundle_settle(tmp_dir, "evidence", sum->session_id) :

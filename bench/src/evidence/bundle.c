@@ -2,6 +2,7 @@
 #include "evidence/bundle.h"
 #include "evidence/derive.h"
 #include "evidence/fingerprint.h"
+#include "evidence/state.h"
 #include "evidence/runrec.h"
 #include "evidence/sums.h"
 #include "models/hash.h"
@@ -598,6 +599,14 @@ read_run(struct reader *rd, struct session_data *d, const struct json *o,
 	if (read_rec(o, runrec_fields, runrec_nfields, r, where, NULL) < 0 ||
 	    check_run_json(r, where) < 0)
 		return -1;
+	/* states by the one name table (evidence/state.h) */
+	if (r->status && (run_state_of(r->status) < 0 ||
+			  run_state_of(r->status) == RUN_STATE_EXITED))
+		return error("%s.status '%s' is not %s", where, r->status,
+			     run_state_names());
+	if (r->verification && verify_state_of(r->verification) < 0)
+		return error("%s.verification '%s' is not not-required, "
+			     "verified or unverified", where, r->verification);
 	if (r->stdout_path && r->stderr_path &&
 	    !strcmp(r->stdout_path, r->stderr_path))
 		return error("%s: stdout and stderr name the same file '%s'",
@@ -653,22 +662,23 @@ derive_run(struct run_data *rdata, int is_bundle)
 	int ret = -1;
 
 	if (derive_results(rdata) < 0) {
-		if (!is_bundle || !r->status || !strcmp(r->status, "ok") ||
-		    !strcmp(r->status, "incomplete"))
+		if (!is_bundle || !r->status ||
+		    run_state_of(r->status) == RUN_STATE_OK ||
+		    run_state_of(r->status) == RUN_STATE_INCOMPLETE)
 			goto cleanup;
 		lb_output_release(&rdata->lb);
 	}
 	if (derive_verification(rdata) < 0)
 		goto cleanup;
-	if (was && !strcmp(was, "unverified") &&
-	    strcmp(r->verification, "unverified")) {
+	if (verify_state_of(was) == VERIFY_UNVERIFIED &&
+	    verify_state_of(r->verification) != VERIFY_UNVERIFIED) {
 		char *det = xstrfmt("%s; recorded as unverified: %s",
 				    r->verification_detail ?
 				    r->verification_detail : "",
 				    was_detail ? was_detail : "no reason given");
 		free(r->verification);
 		free(r->verification_detail);
-		r->verification = xstrdup("unverified");
+		r->verification = xstrdup(verify_state_name(VERIFY_UNVERIFIED));
 		r->verification_detail = det;
 	}
 	derive_status(rdata);
@@ -690,10 +700,9 @@ read_session(struct session_data *d, const struct json *o, const char *name)
 
 	/* "running": exported from a run killed before it finished; such a
 	 * session never counts, here as in the store it came from. */
-	if (rc == 0 && d->s.status && strcmp(d->s.status, "ok") &&
-	    strcmp(d->s.status, "failed") &&
-	    strcmp(d->s.status, "interrupted") &&
-	    strcmp(d->s.status, "running"))
+	if (rc == 0 && d->s.status &&
+	    (session_state_of(d->s.status) < 0 ||
+	     session_state_of(d->s.status) == SESSION_STATE_IMPORTING))
 		rc = error("%s.status '%s' is not ok, failed, interrupted or "
 			   "running", where, d->s.status);
 	if (rc == 0 && d->s.warnings_json &&
@@ -934,7 +943,7 @@ bundle_read(const char *dir, const char *mapping, unsigned flags,
 	free(d->s.kind);
 	d->s.kind = xstrdup("import");
 	if (!d->s.status)
-		d->s.status = xstrdup("ok");
+		d->s.status = xstrdup(session_state_name(SESSION_STATE_OK));
 	if (!d->s.started_at) {
 		utc_now(now);
 		d->s.started_at = xstrdup(now);
@@ -1560,7 +1569,7 @@ bundle_read_files(const char *const *files, size_t n,
 		goto out;
 	free(d->s.kind);
 	d->s.kind = xstrdup("import");
-	d->s.status = xstrdup("ok");
+	d->s.status = xstrdup(session_state_name(SESSION_STATE_OK));
 	utc_now(now);
 	d->s.started_at = xstrdup(now);
 	d->s.source = xstrdup(dir);

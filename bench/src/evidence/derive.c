@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/derive.h"
+#include "evidence/state.h"
 #include "evidence/caps.h"
 #include "evidence/llamabench.h"
 #include "evidence/mlxlm.h"
@@ -118,7 +119,7 @@ derive_verification(struct run_data *rd)
 	if (suspect)
 		buf_addf(&detail, "suspect profile: %s", why.buf);
 	if (!n && !probe) {
-		r->verification = xstrdup("not-required");
+		r->verification = xstrdup(verify_state_name(VERIFY_NOT_REQUIRED));
 		if (suspect)
 			r->verification_detail = buf_detach(&detail, NULL);
 		ret = 0;
@@ -154,7 +155,8 @@ derive_verification(struct run_data *rd)
 			ok = 0;
 		}
 	}
-	r->verification = xstrdup(ok ? "verified" : "unverified");
+	r->verification = xstrdup(verify_state_name(ok ? VERIFY_VERIFIED :
+						     VERIFY_UNVERIFIED));
 	r->verification_detail = buf_detach(&detail, NULL);
 	ret = 0;
 cleanup:
@@ -170,14 +172,16 @@ derive_status(struct run_data *rd)
 {
 	struct run_rec *r = &rd->r;
 
-	if (r->status && strcmp(r->status, "ok"))
+	if (r->status && run_state_of(r->status) != RUN_STATE_OK)
 		return;
 	free(r->status);
 	if (rd->lb.n == 0) {
-		r->status = xstrdup("failed");
+		r->status = xstrdup(run_state_name(RUN_STATE_FAILED));
 		if (!r->error)
 			r->error = xstrdup("no results in the output");
 	} else {
-		r->status = xstrdup(rd->lb.incomplete ? "incomplete" : "ok");
+		r->status = xstrdup(run_state_name(rd->lb.incomplete ?
+						   RUN_STATE_INCOMPLETE :
+						   RUN_STATE_OK));
 	}
 }

@@ -11,6 +11,7 @@
 #include "evidence/derive.h"
 #include "evidence/fingerprint.h"
 #include "evidence/runrec.h"
+#include "evidence/state.h"
 #include "evidence/store.h"
 #include "models/hash.h"
 #include "base/files.h"
@@ -343,7 +344,7 @@ begin_session(struct state *st, const struct buf *warnings, int nwarn)
 		 (unsigned long long)st->o->seed);
 	sr.kind = xstrdup("run");
 	sr.started_at = xstrdup(now);
-	sr.status = xstrdup("running");
+	sr.status = xstrdup(session_state_name(SESSION_STATE_RUNNING));
 	sr.source = st->o->source ? xstrdup(st->o->source) : NULL;
 	sr.plan_json = buf_detach(&plan_json, NULL);
 	sr.warnings_json = nwarn ? xstrdup(warnings->buf) : NULL;
@@ -511,26 +512,26 @@ env_json(const char *const *set, const char *const *unset)
 	return buf_detach(&b, NULL);
 }
 
-static const char *
+static enum run_state
 proc_status(const struct proc *pr, int write_failed, struct buf *err)
 {
 	if (pr->interrupted)
-		return "interrupted";
+		return RUN_STATE_INTERRUPTED;
 	if (write_failed) {
 		buf_addf(err, "the raw output could not be written: %s",
 			 error_last());
-		return "failed";
+		return RUN_STATE_FAILED;
 	}
 	if (pr->timed_out || pr->exec_errno || pr->signo) {
 		proc_describe(pr, err);
-		return pr->timed_out ? "timeout" : pr->signo ? "crashed" :
-			"failed";
+		return pr->timed_out ? RUN_STATE_TIMEOUT : pr->signo ?
+			RUN_STATE_CRASHED : RUN_STATE_FAILED;
 	}
 	if (pr->exit_code != 0) {
 		proc_describe(pr, err);
-		return "exited";
+		return RUN_STATE_EXITED;
 	}
-	return "ok";
+	return RUN_STATE_OK;
 }
 
 /*
@@ -575,7 +576,7 @@ check_model_facts(const struct plan_model *m, struct run_data *rd)
 			free(rd->r.error);
 			rd->r.error = e;
 			free(rd->r.status);
-			rd->r.status = xstrdup("failed");
+			rd->r.status = xstrdup(run_state_name(RUN_STATE_FAILED));
 			return;
 		}
 	}
@@ -590,9 +591,8 @@ derive(struct state *st, const struct job *j, struct run_data *rd,
 	const struct plan_variant *v = &p->variants[j->variant];
 	struct run_rec *r = &rd->r;
 	struct buf err = BUF_INIT;
-	const char *status = proc_status(pr, write_failed, &err);
+	enum run_state status = proc_status(pr, write_failed, &err);
 
-	r->status = xstrdup(status);
 	r->exit_code = pr->exit_code;
 	r->signal = pr->signo;
 	r->timed_out = pr->timed_out;
@@ -600,15 +600,13 @@ derive(struct state *st, const struct job *j, struct run_data *rd,
 	if (derive_results(rd) < 0) {
 		buf_addf(&err, "%sunparseable output: %s", err.len ? "; " : "",
 			 error_last());
-		if (!strcmp(r->status, "ok")) {
-			free(r->status);
-			r->status = xstrdup("failed");
-		}
+		if (status == RUN_STATE_OK)
+			status = RUN_STATE_FAILED;
 	}
-	if (!strcmp(r->status, "exited")) {
-		free(r->status);
-		r->status = xstrdup(rd->lb.n ? "incomplete" : "failed");
-	}
+	/* a non-zero exit: incomplete with results, failed without */
+	if (status == RUN_STATE_EXITED)
+		status = rd->lb.n ? RUN_STATE_INCOMPLETE : RUN_STATE_FAILED;
+	r->status = xstrdup(run_state_name(status));
 	if (err.len)
 		r->error = buf_detach(&err, NULL);
 	buf_release(&err);
@@ -713,13 +711,13 @@ count(struct state *st, const struct job *j, const struct run_data *rd,
 	const char *m = st->p->models[j->model].name;
 	const struct run_rec *r = &rd->r;
 
-	if (!strcmp(r->verification, "unverified")) {
+	if (verify_state_of(r->verification) == VERIFY_UNVERIFIED) {
 		st->sum->unverified++;
 		buf_addf(&st->sum->problems, "run %zu (variant '%s', model "
 			 "'%s'): injection not verified: %s\n", seq, v, m,
 			 r->verification_detail ? r->verification_detail : "");
 	}
-	if (strcmp(r->status, "ok")) {
+	if (run_state_of(r->status) != RUN_STATE_OK) {
 		st->sum->failures++;
 		buf_addf(&st->sum->problems, "run %zu (variant '%s', model "
 			 "'%s'): %s%s%s\n", seq, v, m, r->status,
@@ -912,11 +910,11 @@ finish(struct state *st, int store_failed)
 			ret = -1;
 		free(json);
 	}
-	st->sum->status = st->sum->interrupted ? "interrupted" :
+	st->sum->status = st->sum->interrupted ? SESSION_STATE_INTERRUPTED :
 		(st->sum->failures || st->sum->unverified || store_failed ||
-		 ret) ? "failed" : "ok";
+		 ret) ? SESSION_STATE_FAILED : SESSION_STATE_OK;
 	if (store_session_finish(st->s, st->sum->session_id,
-				 st->sum->status) < 0)
+				 session_state_name(st->sum->status)) < 0)
 		ret = -1;
 	/*
 	 * The content hash makes an import of this session's bundle a no-op.
@@ -986,7 +984,7 @@ run_session(struct store *s, const struct plan *p, const struct run_opts *o,
 
 	memset(sum, 0, sizeof(*sum));
 	buf_init(&sum->problems, 0);
-	sum->status = "failed";
+	sum->status = SESSION_STATE_FAILED;
 	rc = preflight(&st, &warnings, &nwarn);
 	if (rc == 0 && mkdir_p(runs) < 0)
 		rc = RUN_ENV;

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "base/util.h"
+#include "evidence/state.h"
 
 struct store;
 struct plan;
@@ -65,7 +66,7 @@ struct run_summary {
 	int failures;               /* processes not ok, models that failed */
 	int unverified;             /* processes whose injection was not verified */
 	int interrupted;
-	const char *status;         /* "ok", "failed" or "interrupted" */
+	enum session_state status;  /* ok, failed or interrupted */
 	struct buf problems;        /* one line per problem */
 };
 

@@ -195,4 +195,11 @@ cp -r bundle b-status
 python3 -c "import json; b=json.load(open('b-status/bundle.json')); b['session']['status']='great'; json.dump(b, open('b-status/bundle.json','w'))"
 resum b-status
 refused 2 "a session status that does not exist" "status 'great'" b-status
+# run states and verifications come from one name table too
+cp -r bundle b-run-status
+python3 -c "import json; b=json.load(open('b-run-status/bundle.json')); b['runs'][0]['status']='fmiled'; json.dump(b, open('b-run-status/bundle.json','w'))"
+resum b-run-status
+refused 2 "a run status that does not exist" "runs[0].status 'fmiled' is not ok, failed, incomplete" b-run-status
+python3 -c "import json; m=json.load(open('raw.map.json')); m['runs'][0]['verification']='probably'; json.dump(m, open('bad.map.json','w'))"
+bad_map "a verification that does not exist" "runs[0].verification 'probably' is not not-required, verified or unverified"
 test_done
