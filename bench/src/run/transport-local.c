@@ -13,6 +13,8 @@
 static int
 local_check(const struct plan_target *t, const char *path)
 {
+	(void)t;
+	(void)path;
 	return 0;
 }
 
@@ -21,6 +23,7 @@ local_wrap(const struct plan_target *t, const char *const *argv,
 	   const char *const *env_set, const char *const *env_unset,
 	   struct transport_cmd *out)
 {
+	(void)t;
 	out->argv = strv_dup(argv);
 	out->env_set = strv_dup(env_set);
 	out->env_unset = strv_dup(env_unset);
