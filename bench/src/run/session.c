@@ -666,10 +666,10 @@ row_uses_gpu(const struct lb_row *row)
 }
 
 /*
- * The GPU of target t, once, after the first process whose rows say it
- * ran on one (a Mac's comes with the base probe): a CPU-only plan never
- * pays for vulkaninfo. Between processes, so no measurement shares the
- * machine with it.
+ * The GPU of target t, once per machine, after the first process whose
+ * rows say it ran on one (a Mac's comes with the base probe): a CPU-only
+ * plan never pays for vulkaninfo. Between processes, so no measurement
+ * shares the machine with it.
  */
 static void
 add_gpu(struct state *st, size_t t, const struct run_data *rd)
@@ -684,9 +684,21 @@ add_gpu(struct state *st, size_t t, const struct run_data *rd)
 	if (!gpu)
 		return;
 	st->gpu_probed[t] = 1;
-	if (target_fingerprint_gpu(&st->p->targets[t], &st->fps[t]) < 0)
+	if (target_fingerprint_gpu(&st->p->targets[t], &st->fps[t]) < 0) {
 		note(st, "target '%s': the GPU probe failed: %s",
 		     st->p->targets[t].name, error_last());
+		return;
+	}
+	/* the same machine reached the same way has the same GPU */
+	for (i = 0; i < st->p->ntargets; i++)
+		if (i != t && !st->gpu_probed[i] &&
+		    transport_same_machine(&st->p->targets[i],
+					   &st->p->targets[t])) {
+			st->gpu_probed[i] = 1;
+			if (st->fps[t].gpu && st->fps[t].gpu->type == FP_STR &&
+			    !st->fps[i].gpu)
+				set_fact(st, i, "gpu", st->fps[t].gpu->str);
+		}
 }
 
 static int
