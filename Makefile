@@ -62,6 +62,7 @@ LIB_OBJS += evidence/lbsql.o
 LIB_OBJS += evidence/mlxlm.o
 LIB_OBJS += evidence/caps.o
 LIB_OBJS += evidence/fingerprint.o
+LIB_OBJS += evidence/fingerprint-here.o
 LIB_OBJS += evidence/sums.o
 # run: plans, targets, transports, the run engine
 LIB_OBJS += run/plan.o

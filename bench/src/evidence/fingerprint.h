@@ -112,6 +112,15 @@ extern const char fingerprint_probe_script[];
 extern const char fingerprint_gpu_probe_script[];
 
 /*
+ * The base probe's lines for this machine when it runs Linux, read in
+ * this process (fingerprint-here.c: the same files and lines as the
+ * snippet, without a shell), appended to out. 0, or -1 when this machine
+ * needs the snippet (not Linux); nothing is appended then.
+ */
+struct buf;
+int fingerprint_probe_here(struct buf *out);
+
+/*
  * Turns probe output into a fingerprint (normalised keys: os_name,
  * os_version, os_build, kernel, hw_model, cpu_model, cpu_cores,
  * memory_bytes, is_vm, gpu, gpu_cores, sip, thermal, cpu_governor, load1,

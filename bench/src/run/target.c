@@ -102,12 +102,23 @@ target_fingerprint(const struct plan_target *t, int gpu,
 	const char *argv[] = { "/bin/sh", "-c", NULL, NULL };
 	int ret = -1;
 
-	/* one shell either way: the GPU lines follow the base probe's */
-	buf_adds(&script, fingerprint_probe_script);
-	if (gpu)
-		buf_adds(&script, fingerprint_gpu_probe_script);
+	/*
+	 * Here on Linux, the base probe's files are read in this process
+	 * (no shell: most of a session's fixed cost was that shell); the
+	 * GPU lines, when wanted, still come from the snippet's programs.
+	 * Elsewhere one shell runs both, the GPU lines after the base's.
+	 */
+	if (!transport_is_remote(t) && fingerprint_probe_here(&out) == 0) {
+		if (gpu)
+			buf_adds(&script, fingerprint_gpu_probe_script);
+	} else {
+		buf_adds(&script, fingerprint_probe_script);
+		if (gpu)
+			buf_adds(&script, fingerprint_gpu_probe_script);
+	}
 	argv[2] = script.buf;
-	if (target_capture(t, argv, 60, "fingerprint probe", &out) == 0) {
+	if (!script.len ||
+	    target_capture(t, argv, 60, "fingerprint probe", &out) == 0) {
 		fingerprint_from_probe(fp, out.buf, out.len, warnings, nwarn);
 		ret = 0;
 	}

@@ -2,6 +2,7 @@
 #include "test.h"
 #include "evidence/fingerprint.h"
 #include "base/json.h"
+#include "base/proc.h"
 #include "base/util.h"
 
 #include <cjson/cJSON.h>
@@ -318,6 +319,83 @@ test_gpu_probe(void)
 	strv_free(w);
 }
 
+/* Lines of probe output without the ones that change from one call to
+ * the next (the load, other llama processes coming and going). */
+static char *
+stable_lines(const char *text)
+{
+	struct buf b = BUF_INIT;
+	const char *p = text, *nl;
+
+	for (; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p);
+		if (strncmp(p, "load.avg=", 9) && strncmp(p, "proc.llama=", 11)) {
+			buf_add(&b, p, (size_t)(nl - p));
+			buf_addch(&b, '\n');
+		}
+		if (!*nl)
+			break;
+	}
+	return buf_detach(&b, NULL);
+}
+
+/*
+ * On Linux the base probe of a local target is read in the process; it
+ * must say exactly what the shell snippet says on this machine.
+ */
+static void
+test_probe_here_matches_snippet(void)
+{
+	const char *argv[] = { "/bin/sh", "-c", fingerprint_probe_script, NULL };
+	struct buf here = BUF_INIT;
+	struct proc p = PROC_INIT;
+	char *a, *b, **w = NULL;
+	size_t nw = 0;
+	struct fingerprint fa = FINGERPRINT_INIT, fb = FINGERPRINT_INIT;
+	const struct fp_fact *f;
+
+	if (fingerprint_probe_here(&here) < 0) {
+		printf("  SKIP: not Linux, the shell probe is the only one\n");
+		CHECK(here.len == 0);
+		return;
+	}
+	p.argv = argv;
+	p.timeout = 60;
+	CHECK(proc_run(&p) == 0 && p.status == 0);
+	a = stable_lines(here.buf);
+	b = stable_lines(p.out.buf);
+	CHECK_STR(a, b);
+	/* both parse to the same facts but the moving ones */
+	fingerprint_from_probe(&fa, here.buf, here.len, &w, &nw);
+	fingerprint_from_probe(&fb, p.out.buf, p.out.len, &w, &nw);
+	fingerprint_set(&fa, "load1", "x");
+	fingerprint_set(&fb, "load1", "x");
+	fingerprint_set(&fa, "llama_processes", "x");
+	fingerprint_set(&fb, "llama_processes", "x");
+	free(a);
+	free(b);
+	a = fingerprint_json(&fa);
+	b = fingerprint_json(&fb);
+	CHECK_STR(a, b);
+	/* and the moving ones are there, as numbers */
+	CHECK(strstr(here.buf, "\nload.avg=") != NULL);
+	CHECK(strstr(here.buf, "\nproc.llama=") != NULL);
+	fingerprint_release(&fa);
+	fingerprint_from_probe(&fa, here.buf, here.len, &w, &nw);
+	f = fa.load1;
+	CHECK(f && f->type == FP_NUM && f->num >= 0);
+	CHECK(fa.os == FP_OS_OTHER && fa.cpu_cores && fa.cpu_cores->num >= 1);
+	free(a);
+	free(b);
+	strv_free(w);
+	fingerprint_release(&fa);
+	fingerprint_release(&fb);
+	proc_release(&p);
+	buf_release(&here);
+}
+
 static const struct test_case tests[] = {
 	{ "macOS guest probe output", test_macos_guest },
 	{ "macOS host: thermal limit, load and llama process warnings", test_macos_host_warnings },
@@ -327,6 +405,7 @@ static const struct test_case tests[] = {
 	{ "stored JSON round-trips; the published identities stay", test_round_trip_and_published_identity },
 	{ "typed members, set and copy", test_typed_members },
 	{ "the GPU probe: NVIDIA first, else Vulkan, once", test_gpu_probe },
+	{ "the in-process probe says what the shell snippet says", test_probe_here_matches_snippet },
 };
 
 TEST_MAIN(tests)
