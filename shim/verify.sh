@@ -29,7 +29,7 @@ done
 lipo "$arm64" -verify_arch arm64 || fail "'$arm64' lacks arm64"
 lipo "$arm64e" -verify_arch arm64e || fail "'$arm64e' lacks arm64e"
 lipo "$probe" -verify_arch arm64 || fail "'$probe' lacks arm64"
-archs=$(lipo -archs "$universal")
+archs=$(lipo -archs "$universal" | sed "s/ *$//")
 [ "$archs" = "arm64 arm64e" ] || fail "'$universal' has slices '$archs', not 'arm64 arm64e'"
 # The arm64e code, in its own dylib and in the universal one's slice.
 tmp=$(mktemp -d) || exit 3

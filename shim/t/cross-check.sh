@@ -247,7 +247,7 @@ if [ "$e_hdr" != "$ARM64_CPU $ARM64E_SUB 6" ] || ! pac_check "$e_dylib"; then
 else
 	ok "ld64.lld links an arm64e dylib whose stubs authenticate"
 	"$LIPO" -create "$dylib" "$e_dylib" -output "$universal" &&
-		[ "$("$LIPO" -archs "$universal")" = "arm64 arm64e" ] &&
+		[ "$("$LIPO" -archs "$universal" | sed "s/ *$//")" = "arm64 arm64e" ] &&
 		"$LIPO" "$universal" -thin arm64e -output "$out/slice-arm64e.dylib" &&
 		pac_check "$out/slice-arm64e.dylib" &&
 		imports_ok "$e_dylib" "$here/expected-imports.txt" &&
