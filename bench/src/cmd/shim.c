@@ -124,9 +124,10 @@ static const struct command cmd_shim_pin = {
 		"universal one) and, with --library, inject.library to the path it\n"
 		"has on the target. DYLIB must be a Mach-O dylib with an arm64 or\n"
 		"arm64e slice or an ELF shared object (LD_PRELOAD); an arm64-only\n"
-		"dylib is pinned with a warning (arm64e processes cannot load it). PLAN is rewritten through the JSON module: every\n"
-		"other key and value is kept, and the result must load as a plan\n"
-		"before it replaces the file. `run` refuses a library whose hash\n"
+		"dylib is pinned with a warning (arm64e processes cannot load it).\n"
+		"PLAN is rewritten through the JSON module: every other key and\n"
+		"value is kept, and the result must load as a plan before it\n"
+		"replaces the file. `run` refuses a library whose hash\n"
 		"differs from the pin, so pin what you install.\n",
 	.opts = pin_opts,
 	.epilogue = "Exit: 0 pinned; 2 bad plan, variant or arguments; 3 DYLIB "
@@ -144,8 +145,8 @@ static const struct command cmd_shim_install = {
 	.description =
 		"Installs DYLIB (checked as by `shim pin`) where VARIANT injects\n"
 		"it (inject.library, or --library) on the variant's target: a copy\n"
-		"for a local target, scp\n"
-		"for ssh, lume and tart targets (to the host, to the guest address\n"
+		"for a local target, scp for ssh, lume and tart targets (to the\n"
+		"host, to the guest address\n"
 		"from `lume get` or `tart ip`, as the target's user with its\n"
 		"ssh_options) into PATH.part, then a move into place over the\n"
 		"target's transport. The SHA-256 is read back on the target and must\n"
