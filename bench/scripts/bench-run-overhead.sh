@@ -76,8 +76,16 @@ print("direct llama-bench: " + " ".join(f"{x:.2f}" for x in d) + f" s; median {m
 print("shimbench run:      " + " ".join(f"{x:.2f}" for x in r) + f" s; median {mr:.3f} s")
 print(f"overhead: {100*(mr/md-1):+.2f} % = {1000*(mr-md):.0f} ms (target <= 2 %)",
       "met" if mr <= md * 1.02 else "MISSED")
+# Paired within each round (the contenders ran back to back), which a
+# load that drifts between rounds disturbs less than the medians above.
+pr = st.median(b / a for a, b in zip(d, r))
+print(f"paired: median ratio run/direct {pr:.4f} ({100*(pr-1):+.2f} %), "
+      f"median difference {1000*st.median(b - a for a, b in zip(d, r)):.0f} ms")
 if o:
     mo = st.median(o)
     print("OTHER_BIN run:      " + " ".join(f"{x:.2f}" for x in o) + f" s; median {mo:.3f} s")
     print(f"OTHER_BIN overhead: {100*(mo/md-1):+.2f} % = {1000*(mo-md):.0f} ms")
+    po = st.median(b / a for a, b in zip(d, o))
+    print(f"OTHER_BIN paired: median ratio {po:.4f} ({100*(po-1):+.2f} %), "
+          f"median difference {1000*st.median(b - a for a, b in zip(d, o)):.0f} ms")
 PY
