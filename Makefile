@@ -79,6 +79,7 @@ LIB_OBJS += analysis/outliers.o
 LIB_OBJS += analysis/gate.o
 LIB_OBJS += analysis/changepoint.o
 LIB_OBJS += analysis/report.o
+LIB_OBJS += analysis/table.o
 LIB_OBJS += analysis/render.o
 LIB_OBJS += analysis/provenance.o
 LIB_OBJS += analysis/plot.o

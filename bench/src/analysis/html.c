@@ -3,6 +3,7 @@
 #include "analysis/plot.h"
 #include "analysis/provenance.h"
 #include "analysis/render.h"
+#include "analysis/table.h"
 #include "analysis/report.h"
 #include "base/util.h"
 

@@ -1,6 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/provenance.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
 #include "evidence/runrec.h"
 #include "evidence/store.h"
 #include "base/json.h"

@@ -3,7 +3,7 @@
 #include "analysis/compare.h"
 #include "analysis/gate.h"
 #include "analysis/outliers.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
 #include "analysis/workload.h"
 #include "evidence/store.h"
 #include "base/files.h"

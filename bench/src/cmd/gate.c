@@ -2,7 +2,7 @@
 #include "cmd/cmd.h"
 #include "analysis/gate.h"
 #include "analysis/provenance.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
 #include "base/json.h"
 #include "evidence/store.h"
 #include "base/files.h"

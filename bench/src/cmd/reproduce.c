@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
 #include "analysis/published.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
 #include "analysis/report.h"
 #include "evidence/store.h"
 #include "base/files.h"

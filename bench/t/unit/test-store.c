@@ -1,7 +1,7 @@
 /* The SQLite store, selections, statistics and table rendering. */
 #include "test.h"
 #include "evidence/llamabench.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
 #include "analysis/stats.h"
 #include "evidence/store.h"
 #include "base/files.h"
