@@ -8,10 +8,17 @@
 # to one file each: cJSON to base/json.c, sqlite3.h to evidence/store.c,
 # OpenSSL and CommonCrypto to models/hash.c.
 #
+# Inside a layer, modules include each other without a loop. A module is
+# a .c file and its .h (analysis/render.c + analysis/render.h); it
+# depends on every module of its layer whose header either file
+# includes. A loop (a -> b -> a, or longer) means no module of it can be
+# read, tested or replaced on its own: one of them holds two concerns.
+#
 #   sh bench/scripts/check-layers.sh [SRC_DIR]    (default bench/src)
 #
-# Prints one line per violation (FILE:LINE: what) and exits 1 when there
-# is any; prints "layers ok (N files)" and exits 0 otherwise.
+# Prints one line per violation (FILE:LINE: what, or the loop with the
+# include of each step) and exits 1 when there is any; prints "layers ok
+# (N files)" and exits 0 otherwise.
 set -u
 src=${1:-$(dirname "$0")/../src}
 [ -d "$src" ] || { echo "check-layers: no directory '$src'" >&2; exit 2; }
@@ -40,6 +47,8 @@ owner_of() {
 
 bad=0
 n=0
+edges=$(mktemp "${TMPDIR:-/tmp}/check-layers.XXXXXX")
+trap 'rm -f "$edges"' EXIT
 for f in $(cd "$src" && find . -name '*.[ch]' | sed 's#^\./##' | sort); do
 	n=$((n + 1))
 	layer=${f%%/*}
@@ -72,6 +81,9 @@ for f in $(cd "$src" && find . -name '*.[ch]' | sed 's#^\./##' | sort); do
 			elif ! printf ' %s ' "$ok" | grep -q " $to "; then
 				echo "$f:$lineno: layer '$layer' includes \"$inc\" from layer '$to'"
 				bad=1
+			elif [ "$to" = "$layer" ] && [ "${inc%.h}" != "${f%.[ch]}" ]; then
+				# module -> module it depends on, where
+				echo "${f%.[ch]} ${inc%.h} $f:$lineno" >>"$edges"
 			fi ;;
 		*)
 			own=$(owner_of "$inc")
@@ -82,6 +94,89 @@ for f in $(cd "$src" && find . -name '*.[ch]' | sed 's#^\./##' | sort); do
 		esac
 	done <"$src/$f"
 done
+
+# Loops among the modules of a layer: a depth-first walk over the edges
+# (modules in sorted order, so the report is stable); every edge back to
+# a module still on the walk's path closes a loop, printed with the
+# include that makes each step.
+#
+# Loops being taken apart on another branch, one per line: the loop's
+# modules, sorted. A listed loop is printed but does not fail the check;
+# a listed loop that no longer exists fails it, so the list cannot
+# outlive the loop (delete the line then). $CHECK_LAYERS_KNOWN_LOOPS,
+# when set, replaces the list (t0001 tests the rule with its own).
+known_loops=${CHECK_LAYERS_KNOWN_LOOPS-'
+evidence/lbformats evidence/llamabench
+'}
+cycles=$(sort -u "$edges" | KNOWN_LOOPS=$known_loops awk '
+	{ seen[$1] = 1; seen[$2] = 1 }
+	!(($1, $2) in via) { via[$1, $2] = $3; next_of[$1] = next_of[$1] " " $2 }
+	function sorted(a, m,    i, j, x) {   # insertion sort of a[1..m]
+		for (i = 2; i <= m; i++) {
+			x = a[i]
+			for (j = i - 1; j >= 1 && a[j] > x; j--)
+				a[j + 1] = a[j]
+			a[j + 1] = x
+		}
+	}
+	function walk(u,    i, n, to, v, k, nxt, path, where, layer, mods, nm, key) {
+		state[u] = 1
+		stack[++depth] = u
+		n = split(next_of[u], to, " ")
+		for (i = 1; i <= n; i++) {
+			v = to[i]
+			if (state[v] == 1) {
+				for (k = depth; stack[k] != v; k--)
+					;
+				path = v
+				where = ""
+				nm = 0
+				for (; k <= depth; k++) {
+					nxt = k < depth ? stack[k + 1] : v
+					path = path " -> " nxt
+					where = where (where == "" ? "" : ", ") via[stack[k], nxt]
+					mods[++nm] = stack[k]
+				}
+				sorted(mods, nm)
+				key = mods[1]
+				for (k = 2; k <= nm; k++)
+					key = key " " mods[k]
+				layer = v
+				sub(/\/.*/, "", layer)
+				if (key in known) {
+					found[key] = 1
+					printf "known "
+				}
+				printf "include loop in layer %s: %s (%s)\n", layer, path, where
+			} else if (!state[v]) {
+				walk(v)
+			}
+		}
+		depth--
+		state[u] = 2
+	}
+	END {
+		n = split(ENVIRON["KNOWN_LOOPS"], lines, "\n")
+		for (i = 1; i <= n; i++)
+			if (lines[i] != "")
+				known[lines[i]] = 1
+		m = 0
+		for (u in seen)
+			names[++m] = u
+		sorted(names, m)
+		for (i = 1; i <= m; i++)
+			if (!state[names[i]])
+				walk(names[i])
+		for (key in known)
+			if (!(key in found))
+				printf "listed include loop gone: %s (delete its line from known_loops in check-layers.sh)\n", key
+	}')
+if [ -n "$cycles" ]; then
+	printf '%s\n' "$cycles"
+	if printf '%s\n' "$cycles" | grep -qv '^known '; then
+		bad=1
+	fi
+fi
 if [ "$bad" -ne 0 ]; then
 	exit 1
 fi
