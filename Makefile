@@ -55,6 +55,7 @@ LIB_OBJS += evidence/runrec.o
 LIB_OBJS += evidence/derive.o
 LIB_OBJS += evidence/bundle.o
 LIB_OBJS += evidence/hashcache.o
+LIB_OBJS += evidence/modelverify.o
 LIB_OBJS += evidence/llamabench.o
 LIB_OBJS += evidence/lbformats.o
 LIB_OBJS += evidence/lbsql.o

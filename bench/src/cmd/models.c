@@ -4,6 +4,7 @@
 #include "models/gguf.h"
 #include "models/hash.h"
 #include "evidence/hashcache.h"
+#include "evidence/modelverify.h"
 #include "models/manifest.h"
 #include "base/proc.h"
 #include "evidence/store.h"
@@ -665,44 +666,31 @@ models_hash(int argc, char **argv, struct cmd_ctx *ctx)
 	return ret < 0 ? EXIT_USAGE : EXIT_OK;
 }
 
-/*
- * The GGUF header of path against the manifest's llama-bench figures
- * (model_size, n_params); 0, or -1 after error() naming the file.
- */
-static int
-check_facts(const struct manifest_model *mm, const char *path)
+/* The word a line of `models verify` starts with, padded to align. */
+static const char *
+state_word(enum model_state st)
 {
-	struct gguf_file g;
-	int ret = 0;
-
-	if (gguf_read(path, &g) < 0)
-		return -1;
-	if (mm->model_size >= 0 && g.model_size != (uint64_t)mm->model_size)
-		ret = error("'%s' has model_size %" PRIu64 "; the manifest's "
-			    "'%s' has %" PRId64, path, g.model_size, mm->name,
-			    mm->model_size);
-	else if (mm->n_params >= 0 && g.n_params != (uint64_t)mm->n_params)
-		ret = error("'%s' has %" PRIu64 " parameters; the manifest's "
-			    "'%s' has %" PRId64, path, g.n_params, mm->name,
-			    mm->n_params);
-	gguf_free(&g);
-	return ret;
+	switch (st) {
+	case MODEL_OK: return "ok        ";
+	case MODEL_FACTS_OK: return "facts ok  ";
+	case MODEL_ABSENT: return "absent    ";
+	case MODEL_MISSING: return "MISSING   ";
+	case MODEL_MISMATCH: return "MISMATCH  ";
+	case MODEL_UNREADABLE: return "UNREADABLE ";
+	}
+	return "?         ";
 }
 
 static int
 models_verify(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	struct verify_opts o = { 0 };
+	struct model_verify_opts vo = { 0 };
+	struct model_checks checks;
 	const char **args = NULL;
-	size_t nargs;
 	struct manifest m;
-	struct hash_job *jobs = NULL;
-	const struct manifest_model **sel = NULL;
-	char **paths = NULL, **line = NULL;
-	size_t *ji = NULL;
-	struct store *s = NULL;
-	size_t n = 0, nj = 0, i;
-	int bad = 0, ret;
+	size_t nargs, i;
+	int ret;
 
 	ret = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
 	if (ret)
@@ -711,115 +699,30 @@ models_verify(int argc, char **argv, struct cmd_ctx *ctx)
 		free(args);
 		return EXIT_USAGE;
 	}
-	ret = EXIT_OK;
-	sel = xcalloc(m.n + nargs, sizeof(*sel));
-	if (nargs) {
-		for (i = 0; i < nargs; i++) {
-			sel[n] = manifest_find(&m, args[i]);
-			if (!sel[n]) {
-				ret = cmd_usage_error(ctx, "no model named '%s' "
-						      "in '%s'", args[i], m.path);
-				goto cleanup;
-			}
-			n++;
-		}
-	} else {
-		for (i = 0; i < m.n; i++)
-			sel[n++] = &m.models[i];
+	vo.dir = o.dir;
+	vo.db_path = ctx->db_path;
+	vo.rehash = o.rehash;
+	vo.progress = !ctx->quiet;
+	ret = model_verify(&m, args, nargs, &vo, &checks);
+	if (ret == MODEL_VERIFY_UNKNOWN) {
+		fprintf(stderr, "see 'shimbench %s --help'\n", ctx->cmd->name);
+		ret = EXIT_USAGE;
+		goto cleanup;
 	}
-	paths = xcalloc(n, sizeof(*paths));
-	line = xcalloc(n, sizeof(*line));
-	jobs = xcalloc(n, sizeof(*jobs));
-	ji = xcalloc(n, sizeof(*ji));
-	/* Size first: a wrong size is a mismatch without reading. */
-	for (i = 0; i < n; i++) {
-		const struct manifest_model *mm = sel[i];
-		struct stat st;
+	for (i = 0; i < checks.n; i++)
+		if (o.verbose && checks.v[i].hashed)
+			say_verbose(&checks.v[i].job);
+	for (i = 0; i < checks.n; i++) {
+		const struct model_check *c = &checks.v[i];
 
-		paths[i] = manifest_model_path(mm, o.dir);
-		if (stat(paths[i], &st) < 0 || !S_ISREG(st.st_mode)) {
-			if (nargs) {
-				line[i] = xstrfmt("MISSING   %s  %s", mm->name,
-						  paths[i]);
-				error("model '%s': '%s' not found", mm->name,
-				      paths[i]);
-				bad++;
-			} else {
-				line[i] = xstrfmt("absent    %s  %s", mm->name,
-						  paths[i]);
-			}
-			continue;
-		}
-		if (mm->size >= 0 && (int64_t)st.st_size != mm->size) {
-			line[i] = xstrfmt("MISMATCH  %s  %s", mm->name,
-					  paths[i]);
-			error("'%s' is %jd bytes; the manifest's '%s' is %"
-			      PRId64, paths[i], (intmax_t)st.st_size,
-			      mm->name, mm->size);
-			bad++;
-			continue;
-		}
-		if ((mm->model_size >= 0 || mm->n_params >= 0) &&
-		    check_facts(mm, paths[i]) < 0) {
-			line[i] = xstrfmt("MISMATCH  %s  %s", mm->name,
-					  paths[i]);
-			bad++;
-			continue;
-		}
-		if (!mm->sha256) {
-			line[i] = xstrfmt("facts ok  %s  %s (no sha256 in "
-					  "the manifest)", mm->name, paths[i]);
-			continue;
-		}
-		jobs[nj].path = paths[i];
-		ji[nj++] = i;
+		printf("%s%s  %s%s\n", state_word(c->state), c->model->name,
+		       c->path, c->state == MODEL_FACTS_OK ?
+		       " (no sha256 in the manifest)" : "");
 	}
-	if (nj) {
-		s = open_cache(ctx);
-		if (hash_files_cached(s, jobs, nj, o.rehash, 0, !ctx->quiet) < 0)
-			bad++;
-	}
-	for (i = 0; i < nj; i++) {
-		const struct manifest_model *mm = sel[ji[i]];
-
-		if (o.verbose)
-			say_verbose(&jobs[i]);
-		if (!jobs[i].ok) {
-			line[ji[i]] = xstrfmt("UNREADABLE %s  %s", mm->name,
-					      jobs[i].path);
-			continue;
-		}
-		if (strcmp(jobs[i].hex, mm->sha256)) {
-			line[ji[i]] = xstrfmt("MISMATCH  %s  %s", mm->name,
-					      jobs[i].path);
-			error("'%s' has SHA-256 %s; the manifest's '%s' has %s",
-			      jobs[i].path, jobs[i].hex, mm->name, mm->sha256);
-			bad++;
-		} else {
-			line[ji[i]] = xstrfmt("ok        %s  %s", mm->name,
-					      jobs[i].path);
-		}
-	}
-	for (i = 0; i < n; i++)
-		if (line[i])
-			printf("%s\n", line[i]);
-	if (bad)
-		ret = EXIT_CHECK;
+	ret = ret == MODEL_VERIFY_FAILED ? EXIT_CHECK : EXIT_OK;
 cleanup:
-	if (jobs)
-		hash_jobs_release(jobs, nj);
-	for (i = 0; paths && i < n; i++) {
-		free(paths[i]);
-		free(line[i]);
-	}
-	free(paths);
-	free(line);
-	free(ji);
-	free(jobs);
-	free(sel);
+	model_checks_release(&checks);
 	free(args);
-	if (s)
-		store_close(s);
 	manifest_free(&m);
 	return ret;
 }
