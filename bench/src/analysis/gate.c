@@ -5,6 +5,7 @@
 #include "analysis/stats.h"
 #include "analysis/workload.h"
 #include "evidence/store.h"
+#include "base/json.h"
 #include "base/rng.h"
 #include "base/util.h"
 
@@ -318,16 +319,19 @@ gate_store_floor(struct store *s, const struct workload_group *g,
 {
 	struct noise_rec nr = { 0 };
 	struct buf det = BUF_INIT;
+	struct jw w;
 	int rc;
 
-	buf_addf(&det, "{\"threshold\": %g, \"alpha\": %g, \"mde_k3\": %g, "
-		 "\"mde_k5\": %g, \"samples_per_process\": %g, "
-		 "\"variant\": ", o->threshold, o->alpha, c->mde[1], c->mde[2],
-		 c->samples_per_process);
-	buf_add_json_str(&det, g->variant);
-	buf_adds(&det, ", \"configuration\": ");
-	buf_add_json_str(&det, g->config ? g->config->canon : "");
-	buf_adds(&det, "}");
+	jw_init(&w, &det, 0);
+	jw_object(&w);
+	jw_knum(&w, "threshold", o->threshold);
+	jw_knum(&w, "alpha", o->alpha);
+	jw_knum(&w, "mde_k3", c->mde[1]);
+	jw_knum(&w, "mde_k5", c->mde[2]);
+	jw_knum(&w, "samples_per_process", c->samples_per_process);
+	jw_kstr(&w, "variant", g->variant);
+	jw_kstr(&w, "configuration", g->config ? g->config->canon : "");
+	jw_end(&w);
 	nr.identity = g->identity;
 	nr.target = g->target;
 	nr.model = g->model;

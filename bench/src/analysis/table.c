@@ -192,31 +192,40 @@ table_render_csv(const struct table *t, struct buf *out)
 	}
 }
 
+/*
+ * An array of objects keyed by column name, through the JSON writer. A
+ * numeric cell is a number: its text when that is a JSON number, else
+ * the value it parses to; an empty one is null; one that is no number
+ * stays a string (a "–" for a ratio that has no value).
+ */
 void
 table_render_json(const struct table *t, struct buf *out)
 {
+	struct jw w;
 	size_t r, c;
 	double v;
 
-	buf_adds(out, "[");
+	jw_init(&w, out, 1);
+	jw_array(&w);
 	for (r = 0; r < t->nrows; r++) {
-		buf_adds(out, r ? ",\n  {" : "\n  {");
+		jw_object(&w);
 		for (c = 0; c < t->ncols; c++) {
 			const char *cell = t->cells[r][c];
-			if (c)
-				buf_adds(out, ", ");
-			buf_add_json_str(out, t->head[c]);
-			buf_adds(out, ": ");
+
+			jw_key(&w, t->head[c]);
 			if (t->numeric[c] && !*cell)
-				buf_adds(out, "null");
+				jw_null(&w);
+			else if (t->numeric[c] && jw_num_text(&w, cell) == 0)
+				;
 			else if (t->numeric[c] && parse_double(cell, &v) == 0)
-				buf_adds(out, cell);
+				jw_num(&w, v);
 			else
-				buf_add_json_str(out, cell);
+				jw_str(&w, cell);
 		}
-		buf_addch(out, '}');
+		jw_end(&w);
 	}
-	buf_adds(out, t->nrows ? "\n]\n" : "]\n");
+	jw_end(&w);
+	buf_addch(out, '\n');
 }
 
 void

@@ -33,7 +33,7 @@ bundle_charts(const struct report *rep, struct bundle_file *files,
 
 	for (c = 0; plot_charts[c] && n < BUNDLE_CHARTS; c++) {
 		rc = plot_chart(rep, plot_charts[c], "svg", &imgs[n]);
-		if (rc == -2) {
+		if (rc == PLOT_NO_GNUPLOT) {
 			buf_adds(md, "\n## Charts\n\nCharts need gnuplot, "
 				 "which was not installed.\n");
 			break;

@@ -203,110 +203,100 @@ render_junit(const struct gate_check *c, size_t n, const struct warnings *w,
 	buf_adds(b, "</testsuites>\n");
 }
 
+/* One check's statistics, for render_json(). */
 static void
-json_knum(struct buf *b, const char *key, double v)
+json_check_stats(struct jw *w, const struct gate_check *c)
 {
-	buf_add_json_str(b, key);
-	if (isfinite(v))
-		buf_addf(b, ": %.6g", v);
-	else
-		buf_adds(b, ": null");
+	const struct { const char *key; double v; } nums[] = {
+		{ "ratio", c->r.ratio },
+		{ "ci95_lo", c->r.ci_lo },
+		{ "ci95_hi", c->r.ci_hi },
+		{ "bound_lo", c->d.lo },
+		{ "bound_hi", c->d.hi },
+		{ "p_mwu", c->r.p_mwu },
+		{ "threshold", c->threshold },
+		{ "mde", c->d.mde },
+		{ "critical", c->d.crit },
+		{ "between_cv", c->r.between_cv },
+		{ "within_cv", c->r.within_cv },
+	};
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(nums); k++)
+		jw_knum(w, nums[k].key, nums[k].v);
+	jw_kstr(w, "noise", cmp_noise_name(c->r.noise));
+	jw_kint(w, "baseline_samples", (int64_t)c->r.na);
+	jw_kint(w, "baseline_processes", (int64_t)c->r.ka);
+	jw_kint(w, "candidate_samples", (int64_t)c->r.nb);
+	jw_kint(w, "candidate_processes", (int64_t)c->r.kb);
+	jw_kint(w, "processes_needed", c->d.need_k);
 }
 
+/*
+ * The decision as JSON (--json, --format json), through the JSON writer.
+ * Keys in this order; numbers at full precision, null when not finite.
+ */
 static void
 render_json(const struct gate_report *rep, const char *verdict, int code,
 	    const char *base, const char *cand, enum gate_mode mode,
 	    struct buf *b)
 {
 	const struct gate_check *c = rep->checks;
-	size_t n = rep->n, i;
+	struct jw w;
+	size_t i;
 
-	buf_adds(b, "{\"verdict\": ");
-	buf_add_json_str(b, verdict);
-	buf_addf(b, ", \"exit_code\": %d, \"mode\": \"%s\", \"confidence\": "
-		 "%.6g, \"baseline\": ", code,
-		 mode == GATE_DETECT ? "detect" : "prove", 1 - rep->alpha);
-	buf_add_json_str(b, base);
-	buf_adds(b, ", \"candidate\": ");
-	buf_add_json_str(b, cand);
-	buf_adds(b, ", \"baseline_compared\": ");
-	buf_add_json_str(b, rep->baseline_words ? rep->baseline_words : "");
-	buf_adds(b, ", \"candidate_compared\": ");
-	buf_add_json_str(b, rep->candidate_words ? rep->candidate_words : "");
+	jw_init(&w, b, 1);
+	jw_object(&w);
+	jw_kstr(&w, "verdict", verdict);
+	jw_kint(&w, "exit_code", code);
+	jw_kstr(&w, "mode", mode == GATE_DETECT ? "detect" : "prove");
+	jw_knum(&w, "confidence", 1 - rep->alpha);
+	jw_kstr(&w, "baseline", base);
+	jw_kstr(&w, "candidate", cand);
+	jw_kstr(&w, "baseline_compared",
+		rep->baseline_words ? rep->baseline_words : "");
+	jw_kstr(&w, "candidate_compared",
+		rep->candidate_words ? rep->candidate_words : "");
 	if (rep->auto_session) {
-		buf_addf(b, ", \"baseline_auto\": {\"session\": %lld, "
-			 "\"why\": ", (long long)rep->auto_session);
-		buf_add_json_str(b, rep->auto_reason ? rep->auto_reason : "");
-		buf_adds(b, "}");
+		jw_key(&w, "baseline_auto");
+		jw_object(&w);
+		jw_kint(&w, "session", rep->auto_session);
+		jw_kstr(&w, "why", rep->auto_reason ? rep->auto_reason : "");
+		jw_end(&w);
 	}
-	buf_adds(b, ", \"warnings\": [");
-	for (i = 0; i < rep->warn.n; i++) {
-		buf_adds(b, i ? ", " : "");
-		buf_add_json_str(b, rep->warn.v[i]);
+	jw_key(&w, "warnings");
+	jw_array(&w);
+	for (i = 0; i < rep->warn.n; i++)
+		jw_str(&w, rep->warn.v[i]);
+	jw_end(&w);
+	jw_key(&w, "checks");
+	jw_array(&w);
+	for (i = 0; i < rep->n; i++) {
+		jw_object(&w);
+		jw_kstr(&w, "suite", c[i].suite);
+		jw_kstr(&w, "name", c[i].name);
+		jw_kstr(&w, "verdict", gate_verdict_name(c[i].verdict));
+		jw_kstr(&w, "message", c[i].message);
+		if (c[i].has_stats)
+			json_check_stats(&w, &c[i]);
+		jw_end(&w);
 	}
-	buf_adds(b, "], \"checks\": [");
-	for (i = 0; i < n; i++) {
-		buf_adds(b, i ? ",\n  {" : "\n  {");
-		buf_adds(b, "\"suite\": ");
-		buf_add_json_str(b, c[i].suite);
-		buf_adds(b, ", \"name\": ");
-		buf_add_json_str(b, c[i].name);
-		buf_adds(b, ", \"verdict\": ");
-		buf_add_json_str(b, gate_verdict_name(c[i].verdict));
-		buf_adds(b, ", \"message\": ");
-		buf_add_json_str(b, c[i].message);
-		if (c[i].has_stats) {
-			const struct { const char *key; double v; } nums[] = {
-				{ "ratio", c[i].r.ratio },
-				{ "ci95_lo", c[i].r.ci_lo },
-				{ "ci95_hi", c[i].r.ci_hi },
-				{ "bound_lo", c[i].d.lo },
-				{ "bound_hi", c[i].d.hi },
-				{ "p_mwu", c[i].r.p_mwu },
-				{ "threshold", c[i].threshold },
-				{ "mde", c[i].d.mde },
-				{ "critical", c[i].d.crit },
-				{ "between_cv", c[i].r.between_cv },
-				{ "within_cv", c[i].r.within_cv },
-			};
-			size_t k;
-
-			for (k = 0; k < ARRAY_SIZE(nums); k++) {
-				buf_adds(b, ", ");
-				json_knum(b, nums[k].key, nums[k].v);
-			}
-			buf_addf(b, ", \"noise\": \"%s\", \"baseline_samples\": %zu,"
-				 " \"baseline_processes\": %zu,"
-				 " \"candidate_samples\": %zu,"
-				 " \"candidate_processes\": %zu,"
-				 " \"processes_needed\": %d",
-				 cmp_noise_name(c[i].r.noise), c[i].r.na, c[i].r.ka,
-				 c[i].r.nb, c[i].r.kb, c[i].d.need_k);
-		}
-		buf_adds(b, "}");
-	}
-	buf_adds(b, "\n], \"provenance\": {\"baseline\": ");
-	{
-		struct jw w;
-		struct buf pb = BUF_INIT;
-
-		jw_init(&w, &pb, 0);
-		if (rep->prov_baseline)
-			provenance_json(rep->prov_baseline, &w);
-		else
-			jw_null(&w);
-		buf_add(b, pb.buf, pb.len);
-		buf_reset(&pb);
-		buf_adds(b, ", \"candidate\": ");
-		jw_init(&w, &pb, 0);
-		if (rep->prov_candidate)
-			provenance_json(rep->prov_candidate, &w);
-		else
-			jw_null(&w);
-		buf_add(b, pb.buf, pb.len);
-		buf_release(&pb);
-	}
-	buf_adds(b, "}}\n");
+	jw_end(&w);
+	jw_key(&w, "provenance");
+	jw_object(&w);
+	jw_key(&w, "baseline");
+	if (rep->prov_baseline)
+		provenance_json(rep->prov_baseline, &w);
+	else
+		jw_null(&w);
+	jw_key(&w, "candidate");
+	if (rep->prov_candidate)
+		provenance_json(rep->prov_candidate, &w);
+	else
+		jw_null(&w);
+	jw_end(&w);
+	jw_end(&w);
+	buf_addch(b, '\n');
 }
 
 static void
@@ -551,7 +541,7 @@ gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 		fprintf(stderr, "baseline auto: session %lld: %s\n",
 			(long long)rep.auto_session, rep.auto_reason);
 	if (rc < 0) {
-		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 		goto cleanup;
 	}
 	ret = rep.regressions ? EXIT_CHECK :

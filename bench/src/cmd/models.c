@@ -10,10 +10,12 @@
 #include "evidence/store.h"
 #include "models/synth.h"
 #include "run/tools.h"
+#include "base/json.h"
 #include "base/util.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,7 +263,7 @@ print_kv_value(const struct gguf_kv *kv, struct buf *b)
 {
 	switch (kv->type) {
 	case GGUF_STRING:
-		buf_add_json_str(b, kv->str);
+		json_quote(b, kv->str);
 		if (kv->str_len > strlen(kv->str))
 			buf_addf(b, " (%" PRIu64 " bytes, shortened)",
 				 kv->str_len);
@@ -284,27 +286,137 @@ print_kv_value(const struct gguf_kv *kv, struct buf *b)
 	}
 }
 
-/* Tensor counts by ggml type, in type order, as "Q4_K 133, F32 45". */
+/* Tensor counts by ggml type (64 of them), in type order. */
 static void
-type_histogram(const struct gguf_file *g, struct buf *b, int json)
+type_counts(const struct gguf_file *g, uint64_t count[64])
 {
-	uint64_t count[64] = { 0 }, i;
-	int t, first = 1;
+	uint64_t i;
 
+	memset(count, 0, 64 * sizeof(*count));
 	for (i = 0; i < g->n_tensors; i++)
 		if (g->tensors[i].type >= 0 && g->tensors[i].type < 64)
 			count[g->tensors[i].type]++;
+}
+
+/* Tensor counts by ggml type, in type order, as "Q4_K 133, F32 45". */
+static void
+type_histogram(const struct gguf_file *g, struct buf *b)
+{
+	uint64_t count[64];
+	int t, first = 1;
+
+	type_counts(g, count);
 	for (t = 0; t < 64; t++) {
 		if (!count[t])
 			continue;
-		if (json)
-			buf_addf(b, "%s\"%s\": %" PRIu64, first ? "" : ", ",
-				 ggml_type_name(t), count[t]);
-		else
-			buf_addf(b, "%s%s %" PRIu64, first ? "" : ", ",
-				 ggml_type_name(t), count[t]);
+		buf_addf(b, "%s%s %" PRIu64, first ? "" : ", ",
+			 ggml_type_name(t), count[t]);
 		first = 0;
 	}
+}
+
+/*
+ * A metadata value as JSON: strings (the kept part) and numbers as such,
+ * an F32 at the shortest text that reads back as the same float, a
+ * number that is not finite as null.
+ */
+static void
+json_kv_value(struct jw *w, const struct gguf_kv *kv)
+{
+	char tmp[32];
+	int prec;
+
+	switch (kv->type) {
+	case GGUF_STRING:
+		jw_str(w, kv->str);
+		break;
+	case GGUF_F32:
+		for (prec = 6; prec < 9; prec++) {
+			snprintf(tmp, sizeof(tmp), "%.*g", prec, kv->f);
+			if ((float)strtod(tmp, NULL) == (float)kv->f)
+				break;
+		}
+		snprintf(tmp, sizeof(tmp), "%.*g", prec, kv->f);
+		jw_num(w, isfinite(kv->f) ? strtod(tmp, NULL) : kv->f);
+		break;
+	case GGUF_F64:
+		jw_num(w, kv->f);
+		break;
+	case GGUF_BOOL:
+		jw_bool(w, kv->u != 0);
+		break;
+	case GGUF_I8: case GGUF_I16: case GGUF_I32: case GGUF_I64:
+		jw_int(w, kv->i);
+		break;
+	default:
+		jw_uint(w, kv->u);
+	}
+}
+
+/* `models info --json`: the header facts and every metadata key. */
+static void
+info_json(const char *file, const struct gguf_file *g, const char *arch,
+	  const char *ft, struct buf *b)
+{
+	uint64_t count[64], i;
+	struct jw w;
+	int t;
+
+	jw_init(&w, b, 1);
+	jw_object(&w);
+	jw_kstr(&w, "file", file);
+	jw_kint(&w, "version", g->version);
+	jw_key(&w, "tensor_count");
+	jw_uint(&w, g->n_tensors);
+	jw_key(&w, "kv_count");
+	jw_uint(&w, g->n_kv);
+	jw_kint(&w, "alignment", g->alignment);
+	jw_key(&w, "data_offset");
+	jw_uint(&w, g->data_offset);
+	jw_key(&w, "file_size");
+	jw_uint(&w, g->file_size);
+	jw_kstr(&w, "architecture", arch);
+	jw_kstr(&w, "name", gguf_get_str(g, "general.name"));
+	jw_kstr(&w, "file_type", ft);
+	jw_key(&w, "model_n_params");
+	jw_uint(&w, g->n_params);
+	jw_key(&w, "model_size");
+	jw_uint(&w, g->model_size);
+	jw_key(&w, "tensor_types");
+	jw_object(&w);
+	type_counts(g, count);
+	for (t = 0; t < 64; t++)
+		if (count[t]) {
+			jw_key(&w, ggml_type_name(t));
+			jw_uint(&w, count[t]);
+		}
+	jw_end(&w);
+	jw_key(&w, "metadata");
+	jw_object(&w);
+	for (i = 0; i < g->n_kv; i++) {
+		const struct gguf_kv *kv = &g->kv[i];
+
+		jw_key(&w, kv->key);
+		jw_object(&w);
+		jw_kstr(&w, "type", gguf_vtype_name(kv->type));
+		if (kv->type == GGUF_ARRAY) {
+			jw_kstr(&w, "element_type",
+				gguf_vtype_name(kv->arr_type));
+			jw_key(&w, "length");
+			jw_uint(&w, kv->arr_n);
+		} else {
+			jw_key(&w, "value");
+			json_kv_value(&w, kv);
+			if (kv->type == GGUF_STRING) {
+				jw_key(&w, "length");
+				jw_uint(&w, kv->str_len);
+			}
+		}
+		jw_end(&w);
+	}
+	jw_end(&w);
+	jw_end(&w);
+	buf_addch(b, '\n');
 }
 
 static int
@@ -330,60 +442,7 @@ models_info(int argc, char **argv, struct cmd_ctx *ctx)
 	arch = gguf_get_str(&g, "general.architecture");
 	ft = ftype_label(&g);
 	if (o.json) {
-		buf_adds(&b, "{\"file\": ");
-		buf_add_json_str(&b, file);
-		buf_addf(&b, ", \"version\": %" PRIu32 ", \"tensor_count\": %"
-			 PRIu64 ", \"kv_count\": %" PRIu64 ", \"alignment\": %"
-			 PRIu32 ", \"data_offset\": %" PRIu64 ", \"file_size\": %"
-			 PRIu64 ", \"architecture\": ", g.version, g.n_tensors,
-			 g.n_kv, g.alignment, g.data_offset, g.file_size);
-		if (arch)
-			buf_add_json_str(&b, arch);
-		else
-			buf_adds(&b, "null");
-		buf_adds(&b, ", \"name\": ");
-		if (gguf_get_str(&g, "general.name"))
-			buf_add_json_str(&b, gguf_get_str(&g, "general.name"));
-		else
-			buf_adds(&b, "null");
-		buf_adds(&b, ", \"file_type\": ");
-		if (ft)
-			buf_add_json_str(&b, ft);
-		else
-			buf_adds(&b, "null");
-		buf_addf(&b, ", \"model_n_params\": %" PRIu64
-			 ", \"model_size\": %" PRIu64 ", \"tensor_types\": {",
-			 g.n_params, g.model_size);
-		type_histogram(&g, &b, 1);
-		buf_adds(&b, "}, \"metadata\": {");
-		for (i = 0; i < g.n_kv; i++) {
-			const struct gguf_kv *kv = &g.kv[i];
-			buf_adds(&b, i ? ", " : "");
-			buf_add_json_str(&b, kv->key);
-			buf_adds(&b, ": {\"type\": ");
-			buf_add_json_str(&b, gguf_vtype_name(kv->type));
-			if (kv->type == GGUF_ARRAY) {
-				buf_adds(&b, ", \"element_type\": ");
-				buf_add_json_str(&b,
-						 gguf_vtype_name(kv->arr_type));
-				buf_addf(&b, ", \"length\": %" PRIu64 "}",
-					 kv->arr_n);
-			} else if (kv->type == GGUF_STRING) {
-				buf_adds(&b, ", \"value\": ");
-				buf_add_json_str(&b, kv->str);
-				buf_addf(&b, ", \"length\": %" PRIu64 "}",
-					 kv->str_len);
-			} else {
-				buf_adds(&b, ", \"value\": ");
-				if (kv->type == GGUF_F32 ||
-				    kv->type == GGUF_F64)
-					buf_addf(&b, "%.9g", kv->f);
-				else
-					print_kv_value(kv, &b);
-				buf_adds(&b, "}");
-			}
-		}
-		buf_adds(&b, "}}\n");
+		info_json(file, &g, arch, ft, &b);
 		fputs(b.buf, stdout);
 		goto done;
 	}
@@ -410,7 +469,7 @@ models_info(int argc, char **argv, struct cmd_ctx *ctx)
 		printf("quantization version: (none)\n");
 	printf("model_n_params: %" PRIu64 "\n", g.n_params);
 	printf("model_size: %" PRIu64 "\n", g.model_size);
-	type_histogram(&g, &b, 0);
+	type_histogram(&g, &b);
 	printf("tensor types: %s\n", b.buf);
 	printf("metadata:\n");
 	for (i = 0; i < g.n_kv; i++) {
