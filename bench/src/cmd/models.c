@@ -153,7 +153,7 @@ static const struct opt hash_opts[] = {
 	OPT_F("verbose", 0, HO, verbose,
 	      "say on stderr whether each answer came from the cache"),
 	OPT_I("jobs", 'j', HO, jobs, "N", 1, 1024,
-	      "files hashed in parallel (default: online CPUs)"),
+	      "files hashed in parallel (default: the CPUs it may use)"),
 	OPT_END
 };
 

@@ -1,4 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
+#ifdef __linux__
+#define _GNU_SOURCE        /* sched_getaffinity, CPU_COUNT */
+#include <sched.h>
+#endif
 #ifdef __APPLE__
 #define _DARWIN_C_SOURCE   /* st_mtimespec */
 #endif
@@ -344,11 +348,23 @@ cleanup:
 	j->seconds = mono_now() - t0;
 }
 
+/*
+ * The CPUs this process may run on: on Linux those of its affinity mask
+ * (taskset, a container's cpuset), else the online ones. A read-ahead
+ * thread on a CPU the process does not have would only take turns with
+ * the hasher.
+ */
 static int
 online_cpus(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	long n;
+#ifdef __linux__
+	cpu_set_t set;
 
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+#endif
+	n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (int)n : 1;
 }
 
