@@ -131,8 +131,19 @@ job_fail(struct hash_job *j, const char *what, int errnum)
 {
 	char msg[128] = "";
 
-	if (errnum && strerror_r(errnum, msg, sizeof(msg)))
-		snprintf(msg, sizeof(msg), "error %d", errnum);
+	if (errnum) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+		/* _GNU_SOURCE (for the affinity mask) gives glibc's
+		 * strerror_r, which returns the text, in tmp or not */
+		char tmp[128];
+
+		snprintf(msg, sizeof(msg), "%s",
+			 strerror_r(errnum, tmp, sizeof(tmp)));
+#else
+		if (strerror_r(errnum, msg, sizeof(msg)))
+			snprintf(msg, sizeof(msg), "error %d", errnum);
+#endif
+	}
 	j->err = errnum ? xstrfmt("%s '%s': %s", what, j->path, msg) :
 		xstrfmt("'%s' %s", j->path, what);
 }

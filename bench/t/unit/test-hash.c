@@ -75,6 +75,8 @@ test_file_matches_buffer(void)
 	error_silent++;
 	CHECK(hash_file_sha256(path_of("missing"), b) < 0);
 	CHECK(strstr(error_last(), "missing") != NULL);
+	/* and why, in words: "cannot open '…/missing': No such file…" */
+	CHECK(strstr(error_last(), "No such file or directory") != NULL);
 	CHECK(hash_file_sha256(dir, b) < 0);
 	error_silent--;
 	free(data);
