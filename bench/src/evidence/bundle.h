@@ -7,7 +7,8 @@
  * llama-bench / MLX-LM files plus a mapping file) into a session_data,
  * and writing a session_data as a bundle. The store is not involved here:
  * store_session_save() and store_session_load() are the other half.
- * The formats are documented in docs/formats.md.
+ * The formats are documented in docs/formats.md. bundle.c holds the
+ * names and the identity, bundleread.c reading, bundlewrite.c writing.
  *
  * Every file is read once, from inside the directory only (no symbolic
  * links, no FIFOs or devices), hashed and parsed from the same bytes.
@@ -24,6 +25,12 @@ void bundle_run_paths(int seq, const char *variant, const char *model,
 		      char **stdout_rel, char **stderr_rel);
 /* The bundle-relative name of a variant's capability probe output. */
 char *bundle_probe_path(const char *variant);
+/*
+ * 1 when a bundle-relative name stays inside the bundle (relative, no
+ * "..", "." or empty component, no control character), else 0: every
+ * name read from or written into a bundle is checked with it.
+ */
+int bundle_safe_name(const char *name);
 
 enum {
 	BUNDLE_ALLOW_TAMPERED = 1 << 0,   /* load despite checksum failures;
