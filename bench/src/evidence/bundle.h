@@ -37,6 +37,13 @@ enum {
 					     the session is marked tampered */
 };
 
+/* What bundle_read() and bundle_read_files() return besides RC_OK. */
+enum {
+	BUNDLE_BAD_INPUT = -1,    /* after error(): unreadable or malformed */
+	BUNDLE_TAMPERED = -2,     /* after error(): a checksum fails, a file
+				     is missing or not covered */
+};
+
 /*
  * Reads dir into d (zeroed first): SHA256SUMS, then bundle.json (or the
  * mapping file when mapping is not NULL), then every raw file it names.
@@ -45,9 +52,10 @@ enum {
  * listed files that are absent are named in a warning. Verification,
  * capabilities and statuses are derived from the raw files (derive.h).
  * d->s.content_hash identifies the content (bundle_content_hash()).
- * Returns 0; -1 after error() for bad input; -2 after error() when a
- * checksum fails or a file is not covered (unless BUNDLE_ALLOW_TAMPERED,
- * which loads, warns and sets d->s.tampered).
+ * Returns 0; BUNDLE_BAD_INPUT after error() for bad input;
+ * BUNDLE_TAMPERED after error() when a checksum fails or a file is not
+ * covered (unless BUNDLE_ALLOW_TAMPERED, which loads, warns and sets
+ * d->s.tampered).
  */
 int bundle_read(const char *dir, const char *mapping, unsigned flags,
 		struct session_data *d);
@@ -129,8 +137,8 @@ enum {
 };
 
 /*
- * Reads files into d as bundle_read() does (0; -1 bad input; -2 checksum
- * failure); flags: BUNDLE_ALLOW_TAMPERED, BUNDLE_NO_CHECKSUMS.
+ * Reads files into d as bundle_read() does (0, BUNDLE_BAD_INPUT or
+ * BUNDLE_TAMPERED); flags: BUNDLE_ALLOW_TAMPERED, BUNDLE_NO_CHECKSUMS.
  */
 int bundle_read_files(const char *const *files, size_t n,
 		      const struct bundle_set *set, unsigned flags,

@@ -161,13 +161,16 @@ read_fd(const char *what, int fd, struct rec_blob *out)
 	return 0;
 }
 
-/* A checksum failure: -2 after error(), or a warning with --allow-tampered. */
+/*
+ * A checksum failure: BUNDLE_TAMPERED after error(), or a warning with
+ * --allow-tampered.
+ */
 static int
 tamper(struct reader *rd, const char *msg)
 {
 	if (!(rd->flags & BUNDLE_ALLOW_TAMPERED)) {
 		error("%s; refusing the import", msg);
-		return -2;
+		return BUNDLE_TAMPERED;
 	}
 	rd->tampered = 1;
 	warn_add(rd, "%s; imported because of --allow-tampered", msg);
@@ -177,7 +180,7 @@ tamper(struct reader *rd, const char *msg)
 /*
  * Reads a file the evidence names, once: the bytes are hashed and
  * compared with SHA256SUMS, and the same bytes are what the caller
- * parses. sha gets the file's SHA-256. 0, -1 bad input, -2 checksum.
+ * parses. sha gets the file's SHA-256. 0, -1 bad input, BUNDLE_TAMPERED.
  */
 static int
 read_member(struct reader *rd, const char *name, struct rec_blob *out,
@@ -200,7 +203,7 @@ read_member(struct reader *rd, const char *name, struct rec_blob *out,
 	    errno == ENOENT) {
 		error("'%s/%s' is missing%s; refusing the import", rd->dir, name,
 		      sums_find(&rd->sums, name) ? " (SHA256SUMS lists it)" : "");
-		return -2;
+		return BUNDLE_TAMPERED;
 	}
 	fd = open_inside(rd, name);
 	if (fd < 0)
