@@ -67,6 +67,10 @@ LIB_OBJS += evidence/lbsqlin.o
 LIB_OBJS += evidence/lbsql.o
 LIB_OBJS += evidence/mlxlm.o
 LIB_OBJS += evidence/caps.o
+LIB_OBJS += evidence/capslines.o
+LIB_OBJS += evidence/capsgpu.o
+LIB_OBJS += evidence/capsjson.o
+LIB_OBJS += evidence/capsverify.o
 LIB_OBJS += evidence/fingerprint.o
 LIB_OBJS += evidence/sums.o
 # run: plans, targets, transports, the run engine

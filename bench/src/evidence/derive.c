@@ -87,8 +87,9 @@ derive_verification(struct run_data *rd)
 	const char *err = r->stderr_text.p ? r->stderr_text.p : "";
 	size_t n = 0, k;
 	int ok = 1, probe = 0, ret = -1, suspect;
-	char *caps;
+	struct caps caps;
 
+	caps_init(&caps);
 	if (markers_of(r, &doc, &markers, &n) < 0)
 		goto cleanup;
 	if (r->probe_expect_json && strcmp(r->probe_expect_json, "null")) {
@@ -100,21 +101,19 @@ derive_verification(struct run_data *rd)
 		}
 		probe = 1;
 	}
-	caps = caps_parse(err, r->stderr_text.n);
-	if (r->probe_text.p) {
-		char *c = caps_with_probe(caps, r->probe_text.p, r->probe_text.n);
-		free(caps);
-		caps = c;
-	}
+	/* the facts, once; the record keeps their JSON for the store */
+	caps_read(err, r->stderr_text.n, &caps);
+	if (r->probe_text.p)
+		caps_add_probe(&caps, r->probe_text.p, r->probe_text.n);
 	free(r->capabilities_json);
-	r->capabilities_json = caps;
+	r->capabilities_json = caps_to_json(&caps);
 	free(r->verification);
 	free(r->verification_detail);
 	r->verification_detail = NULL;
 	/* Capabilities beyond any Apple GPU are never a verified shim
 	 * result, whatever the markers say; a run that expects nothing
 	 * keeps "not-required" but says so. */
-	suspect = caps_suspect(caps, &why);
+	suspect = caps_suspect(&caps, &why);
 	if (suspect)
 		buf_addf(&detail, "suspect profile: %s", why.buf);
 	if (!n && !probe) {
@@ -158,6 +157,7 @@ derive_verification(struct run_data *rd)
 	r->verification_detail = buf_detach(&detail, NULL);
 	ret = 0;
 cleanup:
+	caps_release(&caps);
 	free(markers);
 	json_free(doc);
 	buf_release(&detail);
