@@ -221,6 +221,9 @@ shim_line(struct caps_state *st, char *line)
 		if (!eq)
 			continue;
 		*eq = '\0';
+		/* the line and the process are the shim's own keys */
+		if (!strcmp(kv, "line") || !strcmp(kv, "process"))
+			continue;
 		e = caps_kv_set(&c->shim.params, &c->shim.nparams, kv);
 		if (parse_double(eq + 1, &v) == 0)
 			caps_kv_num(e, v);
