@@ -248,7 +248,8 @@ cp_edivisive(const double *x, size_t n, size_t min_size, double p_max,
 		min_size = 1;
 	rng_seed(&g, seed);
 	segment(x, 0, n, min_size, p_max, perms, &g, out, nout);
-	qsort(*out, *nout, sizeof(**out), by_index);
+	if (*nout)           /* qsort of NULL is undefined, even of 0 */
+		qsort(*out, *nout, sizeof(**out), by_index);
 	for (i = 0; i < *nout; i++) {
 		size_t next = i + 1 < *nout ? (*out)[i + 1].index : n;
 
@@ -618,7 +619,8 @@ cp_sessions(const struct cp_session *ss, size_t n, double p_max,
 			orig[kept++] = i;
 	}
 	seg_sessions(r, 0, kept, p_max, out, nout);
-	qsort(*out, *nout, sizeof(**out), by_index);
+	if (*nout)           /* qsort of NULL is undefined, even of 0 */
+		qsort(*out, *nout, sizeof(**out), by_index);
 	find_drifts(r, kept, *out, nout);
 	meds = xmalloc((kept ? kept : 1) * sizeof(double));
 	for (i = 0; i < kept; i++)
