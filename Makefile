@@ -86,9 +86,11 @@ LIB_OBJS += run/session.o
 # analysis: statistics, comparisons, reports, charts
 LIB_OBJS += analysis/stats.o
 LIB_OBJS += analysis/compare.o
+LIB_OBJS += analysis/mwu.o
 LIB_OBJS += analysis/workload.o
 LIB_OBJS += analysis/outliers.o
 LIB_OBJS += analysis/gate.o
+LIB_OBJS += analysis/sequential.o
 LIB_OBJS += analysis/changepoint.o
 LIB_OBJS += analysis/report.o
 LIB_OBJS += analysis/render.o
