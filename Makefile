@@ -60,6 +60,7 @@ LIB_OBJS += evidence/lbformats.o
 LIB_OBJS += evidence/lbsql.o
 LIB_OBJS += evidence/mlxlm.o
 LIB_OBJS += evidence/caps.o
+LIB_OBJS += evidence/hints.o
 LIB_OBJS += evidence/fingerprint.o
 LIB_OBJS += evidence/sums.o
 # run: plans, targets, transports, the run engine
