@@ -288,7 +288,8 @@ metal_line(struct pstate *st, char *line)
 
 /*
  * "[LumeMetalCapabilities] Enabled for llama-bench (appleFamilyMax=1009
- * maxThreadgroupMemory=65536)", possibly after an NSLog prefix
+ * maxThreadgroupMemory=65536)" or "[VulkanCapabilities] Enabled for
+ * llama-bench (profile=stock hide=coopmat,...)", possibly after an NSLog prefix
  * ("2026-08-09 18:20:01.123 llama-bench[1234:5678] ") or another prefix
  * a publisher left in its place; anything else the shim says goes to
  * shim_messages.
@@ -296,7 +297,7 @@ metal_line(struct pstate *st, char *line)
 static void
 shim_line(struct json *root, char *line, char *tag)
 {
-	char *msg = trim(tag + strlen("[LumeMetalCapabilities]"));
+	char *msg = trim(strchr(tag, ']') + 1);
 	struct json *shim;
 	char *open, *close, *kv, *save = NULL;
 
@@ -846,7 +847,10 @@ parse_line(struct pstate *st, char *line)
 	char *p;
 
 	strip_escapes(line);
-	if ((p = strstr(line, "[LumeMetalCapabilities]"))) {
+	/* the Metal shim, and the Vulkan one (shim/vulkan: "Enabled for
+	 * llama-bench (profile=stock hide=...)") */
+	if ((p = strstr(line, "[LumeMetalCapabilities]")) ||
+	    (p = strstr(line, "[VulkanCapabilities]"))) {
 		shim_line(st->root, line, p);
 	} else if ((p = strstr(line, "terminating because inserted dylib '"))) {
 		dyld_line(st->root, line, p);

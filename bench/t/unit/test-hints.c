@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
+#include "evidence/caps.h"
 #include "evidence/derive.h"
 #include "evidence/hints.h"
 #include "evidence/runrec.h"
@@ -166,7 +167,36 @@ test_derive(void)
 	rec_release(runrec_fields, runrec_nfields, &rd.r);
 }
 
+/* The Vulkan shim's lines are capability facts like the Metal shim's. */
+static void
+test_caps_marker(void)
+{
+	static const char err[] =
+		"[VulkanCapabilities] Enabled for llama-bench (profile=stock "
+		"hide=coopmat,coopmat2,int-dot,fp16,bf16,subgroup-size-control,dot2)\n"
+		"[VulkanCapabilities] Refused vkCreateDevice for llama-bench: "
+		"extension 'VK_KHR_cooperative_matrix' is hidden (coopmat) by "
+		"profile=stock\n";
+	static const char off[] =
+		"[VulkanCapabilities] Disabled for llama-bench: no configuration; "
+		"leaving the driver's answers unchanged\n";
+	char *c = caps_parse(err, strlen(err));
+
+	CHECK(strstr(c, "\"shim_marker\":true") != NULL);
+	CHECK(strstr(c, "\"process\":\"llama-bench\"") != NULL);
+	CHECK(strstr(c, "\"profile\":\"stock\"") != NULL);
+	CHECK(strstr(c, "\"hide\":\"coopmat,coopmat2,int-dot,fp16,bf16,"
+		     "subgroup-size-control,dot2\"") != NULL);
+	CHECK(strstr(c, "Refused vkCreateDevice for llama-bench") != NULL);
+	free(c);
+	c = caps_parse(off, strlen(off));
+	CHECK(strstr(c, "\"shim_marker\":false") != NULL);
+	CHECK(strstr(c, "Disabled for llama-bench: no configuration") != NULL);
+	free(c);
+}
+
 static const struct test_case TESTS[] = {
+	{ "the Vulkan shim's lines as capability facts", test_caps_marker },
 	{ "causes by injection and backend", test_table },
 	{ "the injection of a run's environment", test_injection_of },
 	{ "appended after the missing markers", test_separator },
