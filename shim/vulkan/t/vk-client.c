@@ -5,7 +5,11 @@
  * vkCreateDevice resolve to a preloaded shim first; everything else is
  * looked up through vkGetInstanceProcAddr. Prints key=value lines.
  *
- *   vk-client ggml       every query path, the shape lists, the gate
+ *   vk-client ggml       every query path, the shape lists, the gate; the
+ *                        shape lists even when their extension is not
+ *                        offered (the fake loader only)
+ *   vk-client real       the same, calling only offered extensions' entry
+ *                        points (safe with a real loader and driver)
  *   vk-client threads    eight threads make the first Vulkan call at once
  */
 #define _GNU_SOURCE
@@ -19,16 +23,22 @@
 
 static VkInstance inst;
 static VkPhysicalDevice pd;
+static int offered_only;   /* call extension functions only when offered */
 
 #define FN(type, name) ((type)vkGetInstanceProcAddr(inst, name))
 
 static void
 setup(void)
 {
+	VkApplicationInfo app = { .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO };
 	VkInstanceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO };
 	PFN_vkCreateInstance create = (PFN_vkCreateInstance)
 		vkGetInstanceProcAddr(NULL, "vkCreateInstance");
 	uint32_t n = 1;
+
+	/* Vulkan 1.3, as ggml asks: the 1.1 queries are core then */
+	app.apiVersion = VK_API_VERSION_1_3;
+	ci.pApplicationInfo = &app;
 
 	if (!create || create(&ci, NULL, &inst) != VK_SUCCESS) {
 		printf("setup=failed\n");
@@ -157,8 +167,30 @@ extensions(void)
 	printf("extensions_count=%u\n", n);
 }
 
+/* Whether the device offers extension `name` (a real loader hands out
+ * trampolines for every device function, offered or not). */
+static int
+has_ext(const char *name)
+{
+	PFN_vkEnumerateDeviceExtensionProperties en = FN(
+		PFN_vkEnumerateDeviceExtensionProperties,
+		"vkEnumerateDeviceExtensionProperties");
+	VkExtensionProperties *e;
+	uint32_t n = 0, i;
+	int found = 0;
+
+	en(pd, NULL, &n, NULL);
+	e = calloc(n + 1, sizeof(*e));
+	if (e && en(pd, NULL, &n, e) == VK_SUCCESS)
+		for (i = 0; i < n; i++)
+			found |= !strcmp(e[i].extensionName, name);
+	free(e);
+	return found;
+}
+
 static void
-shapes(const char *key, const char *name, size_t size, size_t types)
+shapes(const char *key, const char *ext, const char *name, size_t size,
+       size_t types)
 {
 	VkResult (*fn)(VkPhysicalDevice, uint32_t *, void *) =
 		(VkResult (*)(VkPhysicalDevice, uint32_t *, void *))
@@ -167,7 +199,7 @@ shapes(const char *key, const char *name, size_t size, size_t types)
 	uint32_t n = 0, i, two = 2;
 	VkResult r;
 
-	if (!fn) {
+	if (!fn || (offered_only && !has_ext(ext))) {
 		printf("%s=unavailable\n", key);
 		return;
 	}
@@ -226,6 +258,7 @@ first_call(void *barrier)
 int
 main(int argc, char **argv)
 {
+	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc == 2 && !strcmp(argv[1], "threads")) {
 		pthread_t t[8];
 		pthread_barrier_t b;
@@ -239,10 +272,11 @@ main(int argc, char **argv)
 		printf("threads=done\n");
 		return 0;
 	}
-	if (argc != 2 || strcmp(argv[1], "ggml")) {
-		fprintf(stderr, "usage: vk-client ggml|threads\n");
+	if (argc != 2 || (strcmp(argv[1], "ggml") && strcmp(argv[1], "real"))) {
+		fprintf(stderr, "usage: vk-client ggml|real|threads\n");
 		return 2;
 	}
+	offered_only = !strcmp(argv[1], "real");
 	setup();
 	trap();
 	features("features_import", vkGetPhysicalDeviceFeatures2);
@@ -262,13 +296,15 @@ main(int argc, char **argv)
 		       p.limits.maxComputeSharedMemorySize);
 	}
 	extensions();
-	shapes("shapes_khr", "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
+	shapes("shapes_khr", VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME,
+	       "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
 	       sizeof(VkCooperativeMatrixPropertiesKHR),
 	       offsetof(VkCooperativeMatrixPropertiesKHR, AType));
-	shapes("shapes_nv", "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV",
+	shapes("shapes_nv", VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME,
+	       "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV",
 	       sizeof(VkCooperativeMatrixPropertiesNV),
 	       offsetof(VkCooperativeMatrixPropertiesNV, AType));
-	shapes("shapes_flex",
+	shapes("shapes_flex", VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME,
 	       "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV",
 	       sizeof(VkCooperativeMatrixFlexibleDimensionsPropertiesNV),
 	       offsetof(VkCooperativeMatrixFlexibleDimensionsPropertiesNV, AType));
