@@ -13,6 +13,9 @@
 #                                                drivers (lavapipe: Vulkan on
 #                                                the CPU, for machines without
 #                                                a GPU)
+#   ... --download-only                          only fill .llama/debs with
+#                                                the flavor's closure (to copy
+#                                                to an offline machine)
 #
 # The Vulkan prefix is separate so that the CPU llama-bench never loads the
 # Vulkan backend (it would print ggml_vulkan lines and change what a run
@@ -45,10 +48,12 @@
 set -eu
 
 flavor=cpu
+download_only=0
 for a in "$@"; do
 	case "$a" in
 	--vulkan) flavor=vulkan ;;
 	--lavapipe) flavor=lavapipe ;;
+	--download-only) download_only=1 ;;
 	-h|--help)
 		sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'
 		exit 0 ;;
@@ -132,7 +137,7 @@ up_to_date() {
 	[ "$have" = "$flavor" ] || { [ "$flavor" = vulkan ] && [ "$have" = lavapipe ]; }
 }
 
-if up_to_date; then
+if [ "$download_only" = 0 ] && up_to_date; then
 	say "up to date ($(cat "$prefix/.complete")): $bindir/llama-bench"
 	exit 0
 fi
@@ -273,9 +278,18 @@ resolve() {
 }
 
 closure=$debs/closure-$flavor.txt
+# The roots a cached closure was resolved from: another set (a flavor that
+# gained a package) resolves again. A CPU cache from before this record
+# had today's roots.
+closure_roots=$debs/closure-$flavor.roots
 
 have_debs() {
 	[ -s "$closure" ] || return 1
+	if [ -f "$closure_roots" ]; then
+		[ "$(cat "$closure_roots")" = "$roots" ] || return 1
+	elif [ "$flavor" != cpu ]; then
+		return 1
+	fi
 	while read -r f; do
 		[ -f "$debs/$f" ] || return 1
 	done <"$closure"
@@ -303,6 +317,12 @@ else
 		echo "$f" >>"$closure.tmp"
 	done <"$aptdir/closure"
 	mv "$closure.tmp" "$closure"
+	echo "$roots" >"$closure_roots"
+fi
+
+if [ "$download_only" = 1 ]; then
+	say "downloaded: $closure ($(wc -l <"$closure") packages in $debs)"
+	exit 0
 fi
 
 # ---- extract into a fresh prefix, then move it into place --------------------

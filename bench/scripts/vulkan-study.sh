@@ -28,9 +28,10 @@
 # unpacked into / first (root, a throw-away machine): NVIDIA's driver needs
 # glvnd in the system's library path. The TinyLlama-shape Q4_K_M model is
 # synthesized there (models/, once), -p 512 -n 128 -r 10. Nothing needs
-# the network when .llama/debs holds the Vulkan closure and build/ holds
-# shimbench and build/shim/vulkan (make; make shim), as copied from a
-# machine that built them.
+# the network when build/ holds shimbench, build/shim/vulkan and
+# build/gpu-carry (its .debs seed .llama/debs, its lib/ goes on
+# LD_LIBRARY_PATH), all made by bench/scripts/vulkan-carry.sh on a
+# machine with the network.
 #
 # Environment: VULKAN_STUDY_MODEL (a manifest name: synth-tiny or
 # synth-tinyllama-1.1b-q4_k_m), VULKAN_STUDY_ARGS ("-p 512 -n 128 -r 10"),
@@ -75,6 +76,17 @@ if [ -n "${NVIDIA_ROOT:-}" ]; then
 	if [ -n "${GL_DEBS:-}" ]; then
 		for f in "$GL_DEBS"/*.deb; do dpkg -x "$f" /; done
 		ldconfig
+	fi
+	# What bench/scripts/vulkan-carry.sh prepared elsewhere: the
+	# prefix's .debs, and shimbench's libraries.
+	carry=$top/build/gpu-carry
+	if [ -f "$carry/debs/closure-vulkan.txt" ]; then
+		mkdir -p .llama/debs
+		cp "$carry"/debs/* .llama/debs/
+	fi
+	if [ -d "$carry/lib" ]; then
+		LD_LIBRARY_PATH=$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+		export LD_LIBRARY_PATH
 	fi
 	step "provisioning llama-bench --vulkan" sh bench/scripts/llama-bench.sh --vulkan
 	icd=$NVIDIA_ROOT/share/vulkan/icd.d/nvidia_icd.json
