@@ -121,17 +121,17 @@ hint_unverified(struct buf *out, const char *env_json, const char *caps_json,
 	int metal_shim = expects(markers, nmarkers, "[LumeMetalCapabilities]");
 	int vulkan_shim = expects(markers, nmarkers, "[VulkanCapabilities]");
 
-	if (how == HINT_INJECT_LD) {
-		ld_causes(out, caps_json, vulkan_shim, err, len);
-	} else if (how == HINT_INJECT_DYLD ||
-		   (how == HINT_INJECT_NONE && (metal_shim ||
-		    used_backend(caps_json, "metal")))) {
-		/* Published Metal evidence carries no environment: its
-		 * shim runs are macOS runs. */
+	/* Metal runs only on macOS: the Metal shim's markers or a Metal
+	 * device make it a macOS run whatever carried the library (published
+	 * evidence records no environment; a replay on Linux preloads). */
+	if (how == HINT_INJECT_DYLD || metal_shim ||
+	    used_backend(caps_json, "metal")) {
 		causes(out, "DYLD_INSERT_LIBRARIES pruned by SIP or the "
 		       "hardened runtime, a library without this process's "
 		       "architecture slice (arm64 vs arm64e), or a bad shim "
 		       "configuration (LUME_METAL_APPLE_FAMILY_MAX)");
+	} else if (how == HINT_INJECT_LD) {
+		ld_causes(out, caps_json, vulkan_shim, err, len);
 	} else if (vulkan_shim) {
 		quote_line(out, err, len, "[VulkanCapabilities] Disabled for",
 			   "the shim disabled itself: ");

@@ -6,7 +6,9 @@
  * expected markers are missing, told by how the library was injected and
  * what the process printed, so that a Linux run through LD_PRELOAD (the
  * Vulkan capability shim) is never sent looking for SIP, and a macOS run
- * through DYLD_INSERT_LIBRARIES gets the causes that apply there.
+ * gets the causes that apply there. A run is a macOS run when it used
+ * DYLD_INSERT_LIBRARIES, expected the Metal shim's marker or used a Metal
+ * device (Metal exists only there).
  *
  *   env_json   the run's environment changes (a JSON object: the injection
  *              variable is DYLD_INSERT_LIBRARIES or LD_PRELOAD); may be NULL

@@ -66,6 +66,10 @@ static const struct {
 	    "slice (arm64 vs arm64e), or a bad shim configuration "
 	    "(LUME_METAL_APPLE_FAMILY_MAX)", NULL, NULL },
 	  { "LD_PRELOAD", "VULKAN", NULL, NULL } },
+	{ "Metal output replayed under LD_PRELOAD: Metal means macOS", LD,
+	  METAL_CAPS, METAL_MARK, "",
+	  { "likely causes: DYLD_INSERT_LIBRARIES pruned by SIP", NULL, NULL },
+	  { "LD_PRELOAD", NULL, NULL, NULL } },
 	{ "published Metal evidence without an environment", NULL, METAL_CAPS,
 	  METAL_MARK, "", { "DYLD_INSERT_LIBRARIES pruned by SIP", NULL, NULL },
 	  { "LD_PRELOAD", NULL, NULL, NULL } },
