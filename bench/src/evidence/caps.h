@@ -253,8 +253,8 @@ int caps_missing_markers(const char *text, size_t len,
 /*
  * Injection verification: returns 1 when every expected marker is in
  * text, 0 otherwise, writing into detail (struct buf *) what was missing
- * and the likely causes; a dyld "terminating because inserted dylib"
- * line is reported as such.
+ * (evidence/hints.h gives the likely causes); a dyld "terminating because
+ * inserted dylib" line is reported as such.
  */
 int caps_verify(const char *text, size_t len, const char *const *markers,
 		size_t n, struct buf *detail);

@@ -180,7 +180,8 @@ metal_line(struct caps_state *st, char *line)
 
 /*
  * "[LumeMetalCapabilities] Enabled for llama-bench (appleFamilyMax=1009
- * maxThreadgroupMemory=65536)", possibly after an NSLog prefix
+ * maxThreadgroupMemory=65536)" or the Vulkan shim's "[VulkanCapabilities]
+ * Enabled for llama-bench (profile=stock hide=coopmat,...)", possibly after an NSLog prefix
  * ("2026-08-09 18:20:01.123 llama-bench[1234:5678] ") or another prefix
  * a publisher left in its place; anything else the shim says is one of
  * its messages.
@@ -193,8 +194,10 @@ shim_line(struct caps_state *st, char *line)
 	char *msg, *open, *close, *kv, *save = NULL;
 
 	if (!tag)
+		tag = strstr(line, "[VulkanCapabilities]");
+	if (!tag)
 		return 0;
-	msg = caps_trim(tag + strlen("[LumeMetalCapabilities]"));
+	msg = caps_trim(strchr(tag, ']') + 1);
 	if (!caps_starts(msg, "Enabled for ")) {
 		c->shim_messages = strv_push(c->shim_messages,
 					     &c->nshim_messages, xstrdup(msg));
@@ -333,7 +336,7 @@ buffer_line(struct caps_state *st, char *line)
 
 /* The line readers, first taker wins. */
 static caps_line_fn *const line_readers[] = {
-	shim_line,              /* [LumeMetalCapabilities] */
+	shim_line,              /* [LumeMetalCapabilities], [VulkanCapabilities] */
 	dyld_line,              /* terminating because inserted dylib */
 	loaded_line,            /* load_backend: loaded */
 	metal_line,             /* ggml_metal_*, GPU family: */

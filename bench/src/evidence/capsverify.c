@@ -92,14 +92,11 @@ caps_verify(const char *text, size_t len, const char *const *markers,
 		if (nmiss)
 			buf_adds(detail, "; ");
 	}
-	if (nmiss) {
-		buf_addf(detail, "missing marker%s %s; likely causes: "
-			 "DYLD_INSERT_LIBRARIES pruned by SIP or the hardened "
-			 "runtime, a library without this process's "
-			 "architecture slice (arm64 vs arm64e), or a bad shim "
-			 "configuration (LUME_METAL_APPLE_FAMILY_MAX)",
-			 nmiss > 1 ? "s" : "", missing.buf);
-	}
+	/* The likely causes depend on the platform and the backend:
+	 * evidence/hints.c, which the caller adds. */
+	if (nmiss)
+		buf_addf(detail, "missing marker%s %s", nmiss > 1 ? "s" : "",
+			 missing.buf);
 	buf_release(&missing);
 	return nmiss == 0 && !dyld;
 }

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/derive.h"
 #include "evidence/caps.h"
+#include "evidence/hints.h"
 #include "evidence/llamabench.h"
 #include "evidence/mlxlm.h"
 #include "evidence/runrec.h"
@@ -137,6 +138,10 @@ derive_verification(struct run_data *rd)
 			for (k = 0; k < n; k++)
 				buf_addf(&found, "%s'%s'", k ? ", " : " ",
 					 markers[k]);
+		} else if (caps_missing_markers(err, r->stderr_text.n, markers,
+						n, NULL)) {
+			hint_unverified(&found, r->env_json, &caps, markers, n,
+					err, r->stderr_text.n);
 		}
 		buf_add(&detail, found.buf, found.len);
 		buf_release(&found);

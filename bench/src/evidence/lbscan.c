@@ -168,6 +168,7 @@ lb_is_log_line(const char *t)
 		"ggml_", "llama_", "llm_load_", "load_tensors:",
 		"load_backend:", "print_info:", "llama-bench:", "main:",
 		"system_info:", "build_info:", "[SYCL]", "[LumeMetalCapabilities]",
+		"[VulkanCapabilities]",
 		"get_memory_info:", "gguf_", "common_", "register_backend",
 		"llama_model_", "load:", "graph_", "sched_", "init_tokenizer",
 		"============ Repacked", "version: ", "built with ",

@@ -201,7 +201,10 @@ test_verify(void)
 	buf_reset(&d);
 	CHECK(caps_verify(stock, strlen(stock), want, 3, &d) == 0);
 	CHECK(strstr(d.buf, "MTLGPUFamilyApple9") != NULL);
-	CHECK(strstr(d.buf, "SIP") != NULL);
+	/* the likely causes are evidence/hints.c's (test-hints): they
+	 * depend on the platform and the backend, which caps_verify does
+	 * not know */
+	CHECK(strstr(d.buf, "SIP") == NULL);
 	CHECK(caps_missing_markers(stock, strlen(stock), want, 3, NULL) == 3);
 	buf_reset(&d);
 	CHECK(caps_verify(dyld, strlen(dyld), want, 0, &d) == 0);
