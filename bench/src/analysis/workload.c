@@ -591,17 +591,22 @@ workloads_free(struct workload *w, size_t n)
 }
 
 double
-workload_calibrated(struct store *s, const struct workload *w)
+workload_calibrated(struct store *s, const struct workload *w, double *df)
 {
 	const char *ids[2] = { w->identity_b, w->identity_a };
 	double between, within;
-	int i;
+	int i, processes = 0;
 
+	if (df)
+		*df = 0;
 	for (i = 0; i < 2; i++)
 		if (ids[i] && *ids[i] &&
 		    store_noise_get(s, ids[i], w->model, w->test, &between,
-				    &within, NULL) == 1)
+				    &within, NULL, &processes) == 1) {
+			if (df)
+				*df = processes > 1 ? processes - 1 : 0;
 			return between;
+		}
 	return -1;
 }
 
@@ -973,7 +978,8 @@ workload_compare(struct store *s, const char *a, const char *b,
 	for (i = 0; i < out->n; i++) {
 		struct cmp_opts wo = *o;
 
-		wo.between_cv = workload_calibrated(s, &out->w[i]);
+		wo.between_cv = workload_calibrated(s, &out->w[i],
+						    &wo.between_df);
 		out->ok[i] = cmp_compute(&out->w[i].a, &out->w[i].b, &wo,
 					 &out->r[i]) == 0;
 		if (!out->ok[i])

@@ -118,9 +118,12 @@ void workloads_free(struct workload *w, size_t n);
 /*
  * The calibrated process effect (between-process CV) for a workload:
  * the candidate's fingerprint identity first, then the baseline's; -1
- * when neither was calibrated (or the lookup failed).
+ * when neither was calibrated (or the lookup failed). *df (NULL
+ * allowed) gets its degrees of freedom, the calibration's processes
+ * less one (0: unknown).
  */
-double workload_calibrated(struct store *s, const struct workload *w);
+double workload_calibrated(struct store *s, const struct workload *w,
+			   double *df);
 
 /*
  * The processes of one configuration for calibration: rows grouped by

@@ -59,8 +59,11 @@ const struct command cmd_compare = {
 		"\n"
 		"A single process per side cannot show how much the process itself\n"
 		"shifts its samples; the noise floor stored by `shimbench calibrate`\n"
-		"for the fingerprint is used for that, or, uncalibrated, the\n"
-		"within-process CV as a stand-in (column noise says which).\n"
+		"for the fingerprint is used for that, else the other side's spread\n"
+		"of processes, else a conservative 10 % (column noise says which).\n"
+		"With few processes the interval takes Student's t. Fewer than 2\n"
+		"samples a side: inconclusive. The p-value is exact (ties too) unless\n"
+		"a warning says it is the normal approximation.\n"
 		"\n"
 		"Warnings (column warnings; md: a list): a first sample far below the\n"
 		"rest of its process, a process far from its siblings, a difference\n"
@@ -110,6 +113,11 @@ workload_warnings(const struct workload *wl, const struct cmp_result *r,
 	outliers_effect(xa, na, xb, nb, r->ratio, wl->name, "A", "B", w);
 	free(xa);
 	free(xb);
+	if (!r->p_exact && isfinite(r->p_mwu))
+		warnings_add(w, xstrfmt("%s: the Mann-Whitney p is the normal "
+					"approximation (%zu and %zu samples: too "
+					"many to count exactly)", wl->name, r->na,
+					r->nb));
 	if (wl->idents_a > 1)
 		warnings_add(w, xstrfmt("%s: A pools sessions %s of %zu "
 					"different fingerprints", wl->name,

@@ -42,7 +42,8 @@ static const struct opt gate_opts[] = {
 	      "METRIC=PCT overrides it for a test or its kind, e.g. "
 	      "--threshold tg=10 --threshold pp512=3"),
 	OPT_I("min-samples", 0, GO, min_samples, "N", 1, 1000000000,
-	      "fewer samples on a side is inconclusive (default 5)"),
+	      "fewer samples on a side is inconclusive, whatever the "
+	      "verdict would be (default 5)"),
 	OPT_D("alpha", 0, GO, alpha, "A", 0, 0.5,
 	      "one-sided error rate per workload (default 0.005; 0 < A < 0.5)"),
 	OPT_D("shim-floor", 0, GO, shim_floor, "X", 0, 1e9,
@@ -88,10 +89,13 @@ const struct command cmd_gate = {
 		"\n"
 		"Noise: one llama-bench process shifts all of its samples, so with\n"
 		"one process per side the gate uses the noise floor stored by\n"
-		"`shimbench calibrate` for the fingerprint (uncalibrated: the\n"
-		"within-process CV as a stand-in), and the observed between-process\n"
-		"spread with several. Each verdict shows the minimum detectable\n"
-		"effect (95 % power).\n"
+		"`shimbench calibrate` for the fingerprint (uncalibrated: a\n"
+		"conservative 10 %, so one process per side without a floor is\n"
+		"inconclusive unless the slowdown is gross), and the observed\n"
+		"between-process spread with several, with Student's t for few.\n"
+		"Each verdict shows the minimum detectable effect (95 % power).\n"
+		"Fewer than --min-samples on a side decides nothing, a regression\n"
+		"included; a workload the candidate lacks is no pass.\n"
 		"\n"
 		"The Markdown names the sessions and OS builds compared, the\n"
 		"confidence level of the bounds, warnings (outliers, a difference\n"

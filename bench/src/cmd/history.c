@@ -47,9 +47,12 @@ const struct command cmd_history = {
 		"date of an import) with its OS build, median tokens/s and samples.\n"
 		"Change points: binary segmentation over the sessions with a t test\n"
 		"on the session means of the processes' log medians, the variance of\n"
-		"a session never below what the processes imply, Bonferroni over the\n"
-		"splits (docs/statistics.md; its power in bench/BENCHMARKS.md); the\n"
-		"session that introduced each change is marked with the shift.\n",
+		"a session never below what the processes imply, the largest over the\n"
+		"splits against its own null (docs/statistics.md; its power in\n"
+		"bench/BENCHMARKS.md); the\n"
+		"session that introduced each change is marked with the shift. Steps\n"
+		"in one direction that a straight ramp explains better are one drift,\n"
+		"marked where it starts, with the sessions it spans.\n",
 	.opts = history_opts,
 	.epilogue = "exit: 0 shown, 2 usage (an unknown selection key), 3 no "
 		"store or nothing matched the selection\n",
@@ -74,7 +77,16 @@ series_rows(struct table *t, const struct workload_history *h, size_t j)
 		const char *row[ARRAY_SIZE(history_cols)];
 
 		for (q = 0; q < h->ncp[j]; q++)
-			if (cp[q].index == k)
+			if (cp[q].index == k && cp[q].drift)
+				snprintf(change, sizeof(change),
+					 "drift %+.1f%% over sessions %lld-%lld "
+					 "(%zu sessions; p %.3g; median %.4g -> %.4g)",
+					 (cp[q].after / cp[q].before - 1) * 100,
+					 (long long)sr->p[cp[q].index].session,
+					 (long long)sr->p[cp[q].end].session,
+					 cp[q].end - cp[q].index + 1, cp[q].p,
+					 cp[q].before, cp[q].after);
+			else if (cp[q].index == k)
 				snprintf(change, sizeof(change),
 					 "change %+.1f%% (p %.3g; median %.4g -> %.4g)",
 					 (cp[q].after / cp[q].before - 1) * 100,

@@ -207,10 +207,15 @@ show(struct store *s, const char *which, const char *format)
 			buf_adds(&st, r[i].status ? r[i].status : "");
 			if (r[i].error && *r[i].error)
 				buf_addf(&st, ": %s", r[i].error);
-			if (!r[i].stderr_path && !r[i].probe_path)
+			if (!r[i].stderr_path && !r[i].probe_path) {
 				buf_adds(&caps, "(no stderr recorded)");
-			else
-				caps_describe(r[i].capabilities_json, &caps);
+			} else {
+				struct caps c;
+
+				caps_from_json(r[i].capabilities_json, &c);
+				caps_describe(&c, &caps);
+				caps_release(&c);
+			}
 			row[0] = seq;
 			row[1] = r[i].variant;
 			row[2] = r[i].role;

@@ -2819,14 +2819,15 @@ store_noise_add(struct store *s, const struct noise_rec *r)
 int
 store_noise_get(struct store *s, const char *identity, const char *model,
 		const char *test, double *between, double *within,
-		int64_t *session)
+		int64_t *session, int *processes)
 {
 	sqlite3_stmt *st;
 	int rc, found = 0;
 
 	op_begin(s);
 	st = prepare(s,
-		"SELECT between_cv, within_cv, coalesce(session_id,0)"
+		"SELECT between_cv, within_cv, coalesce(session_id,0),"
+		" coalesce(processes,0)"
 		" FROM noise WHERE identity=?1 AND test=?2"
 		" ORDER BY (model IS ?3) DESC, id DESC LIMIT 1");
 
@@ -2841,6 +2842,8 @@ store_noise_get(struct store *s, const char *identity, const char *model,
 		*within = sqlite3_column_double(st, 1);
 		if (session)
 			*session = sqlite3_column_int64(st, 2);
+		if (processes)
+			*processes = sqlite3_column_int(st, 3);
 		found = 1;
 	} else if (rc != SQLITE_DONE) {
 		found = db_error(s, "noise lookup");

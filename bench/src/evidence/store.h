@@ -296,11 +296,12 @@ struct noise_rec {
 int store_noise_add(struct store *s, const struct noise_rec *r);
 /*
  * The latest calibration for identity and test, preferring the same
- * model: 1 found (outputs set, *session may be NULL), 0 none, -1 error.
+ * model: 1 found (outputs set; session and processes may be NULL), 0
+ * none, -1 error.
  */
 int store_noise_get(struct store *s, const char *identity, const char *model,
 		    const char *test, double *between, double *within,
-		    int64_t *session);
+		    int64_t *session, int *processes);
 /* The base identity and OS build of an environment (caller frees both);
  * 1 found, 0 none, -1 error. */
 int store_environment_base(struct store *s, int64_t env_id, char **base,
