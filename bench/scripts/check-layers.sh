@@ -13,6 +13,8 @@
 # depends on every module of its layer whose header either file
 # includes. A loop (a -> b -> a, or longer) means no module of it can be
 # read, tested or replaced on its own: one of them holds two concerns.
+# A header without a .c of its name (evidence/capsread.h) is the private
+# header of a family of files, not a module: including it is no edge.
 #
 #   sh bench/scripts/check-layers.sh [SRC_DIR]    (default bench/src)
 #
@@ -81,7 +83,8 @@ for f in $(cd "$src" && find . -name '*.[ch]' | sed 's#^\./##' | sort); do
 			elif ! printf ' %s ' "$ok" | grep -q " $to "; then
 				echo "$f:$lineno: layer '$layer' includes \"$inc\" from layer '$to'"
 				bad=1
-			elif [ "$to" = "$layer" ] && [ "${inc%.h}" != "${f%.[ch]}" ]; then
+			elif [ "$to" = "$layer" ] && [ "${inc%.h}" != "${f%.[ch]}" ] &&
+			    [ -f "$src/${inc%.h}.c" ]; then
 				# module -> module it depends on, where
 				echo "${f%.[ch]} ${inc%.h} $f:$lineno" >>"$edges"
 			fi ;;
@@ -99,16 +102,7 @@ done
 # (modules in sorted order, so the report is stable); every edge back to
 # a module still on the walk's path closes a loop, printed with the
 # include that makes each step.
-#
-# Loops being taken apart on another branch, one per line: the loop's
-# modules, sorted. A listed loop is printed but does not fail the check;
-# a listed loop that no longer exists fails it, so the list cannot
-# outlive the loop (delete the line then). $CHECK_LAYERS_KNOWN_LOOPS,
-# when set, replaces the list (t0001 tests the rule with its own).
-known_loops=${CHECK_LAYERS_KNOWN_LOOPS-'
-evidence/lbformats evidence/llamabench
-'}
-cycles=$(sort -u "$edges" | KNOWN_LOOPS=$known_loops awk '
+cycles=$(sort -u "$edges" | awk '
 	{ seen[$1] = 1; seen[$2] = 1 }
 	!(($1, $2) in via) { via[$1, $2] = $3; next_of[$1] = next_of[$1] " " $2 }
 	function sorted(a, m,    i, j, x) {   # insertion sort of a[1..m]
@@ -119,7 +113,7 @@ cycles=$(sort -u "$edges" | KNOWN_LOOPS=$known_loops awk '
 			a[j + 1] = x
 		}
 	}
-	function walk(u,    i, n, to, v, k, nxt, path, where, layer, mods, nm, key) {
+	function walk(u,    i, n, to, v, k, nxt, path, where, layer) {
 		state[u] = 1
 		stack[++depth] = u
 		n = split(next_of[u], to, " ")
@@ -130,23 +124,13 @@ cycles=$(sort -u "$edges" | KNOWN_LOOPS=$known_loops awk '
 					;
 				path = v
 				where = ""
-				nm = 0
 				for (; k <= depth; k++) {
 					nxt = k < depth ? stack[k + 1] : v
 					path = path " -> " nxt
 					where = where (where == "" ? "" : ", ") via[stack[k], nxt]
-					mods[++nm] = stack[k]
 				}
-				sorted(mods, nm)
-				key = mods[1]
-				for (k = 2; k <= nm; k++)
-					key = key " " mods[k]
 				layer = v
 				sub(/\/.*/, "", layer)
-				if (key in known) {
-					found[key] = 1
-					printf "known "
-				}
 				printf "include loop in layer %s: %s (%s)\n", layer, path, where
 			} else if (!state[v]) {
 				walk(v)
@@ -156,10 +140,6 @@ cycles=$(sort -u "$edges" | KNOWN_LOOPS=$known_loops awk '
 		state[u] = 2
 	}
 	END {
-		n = split(ENVIRON["KNOWN_LOOPS"], lines, "\n")
-		for (i = 1; i <= n; i++)
-			if (lines[i] != "")
-				known[lines[i]] = 1
 		m = 0
 		for (u in seen)
 			names[++m] = u
@@ -167,15 +147,10 @@ cycles=$(sort -u "$edges" | KNOWN_LOOPS=$known_loops awk '
 		for (i = 1; i <= m; i++)
 			if (!state[names[i]])
 				walk(names[i])
-		for (key in known)
-			if (!(key in found))
-				printf "listed include loop gone: %s (delete its line from known_loops in check-layers.sh)\n", key
 	}')
 if [ -n "$cycles" ]; then
 	printf '%s\n' "$cycles"
-	if printf '%s\n' "$cycles" | grep -qv '^known '; then
-		bad=1
-	fi
+	bad=1
 fi
 if [ "$bad" -ne 0 ]; then
 	exit 1
