@@ -51,6 +51,7 @@ LIB_OBJS += models/manifest.o
 LIB_OBJS += models/fetch.o
 # evidence: the store, bundles, parsers of what llama-bench and MLX-LM print
 LIB_OBJS += evidence/store.o
+LIB_OBJS += evidence/lbfields.o
 LIB_OBJS += evidence/runrec.o
 LIB_OBJS += evidence/derive.o
 LIB_OBJS += evidence/bundle.o

@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/lbformats.h"
+#include "evidence/lbfields.h"
 #include "evidence/llamabench.h"
 #include "base/json.h"
 #include "base/util.h"
@@ -870,38 +871,6 @@ md_line(struct scan *s, size_t i, const char *t, int *consumed)
 
 /* ---- csv ------------------------------------------------------------------- */
 
-/* Fields llama-bench prints as integers, as reals, as booleans. */
-static int
-field_kind(const char *key)
-{
-	static const char *const ints[] = {
-		"build_number", "model_size", "model_n_params", "n_batch",
-		"n_ubatch", "n_threads", "poll", "n_gpu_layers", "n_cpu_moe",
-		"main_gpu", "n_prompt", "n_gen", "n_depth", "avg_ns",
-		"stddev_ns", "fit_target", "fit_min_ctx", "no_op_offload",
-	};
-	static const char *const reals[] = { "avg_ts", "stddev_ts",
-					     "defrag_thold" };
-	static const char *const flags[] = {
-		"cuda", "opencl", "vulkan", "kompute", "metal", "sycl", "rpc",
-		"gpu_blas", "blas", "cpu_strict", "no_kv_offload", "embeddings",
-		"use_mmap", "use_direct_io", "f16_kv", "mul_mat_q", "no_host",
-		"repack", "flash_attn",
-	};
-	size_t k;
-
-	for (k = 0; k < ARRAY_SIZE(ints); k++)
-		if (!strcmp(key, ints[k]))
-			return 'i';
-	for (k = 0; k < ARRAY_SIZE(reals); k++)
-		if (!strcmp(key, reals[k]))
-			return 'r';
-	for (k = 0; k < ARRAY_SIZE(flags); k++)
-		if (!strcmp(key, flags[k]))
-			return 'b';
-	return 's';
-}
-
 /*
  * A value of a CSV or SQL row as the JSON llama-bench would print: by
  * the declared SQL type when there is one, else by the field.
@@ -910,7 +879,7 @@ static int
 typed_value(struct json *o, const char *key, const char *v, const char *type,
 	    const char *where)
 {
-	int kind = field_kind(key);
+	int kind = lb_field_kind(key);
 	long long x;
 	double d;
 

@@ -34,7 +34,4 @@ void lb_rows_push(struct lb_output *out, struct lb_row *r);
 int lb_parse_text(const char *data, size_t len, const char *name,
 		  struct lb_output *out);
 
-/* 1 when key is a field some llama-bench version prints. */
-int lb_known_field(const char *key);
-
 #endif

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/llamabench.h"
 #include "evidence/lbformats.h"
+#include "evidence/lbfields.h"
 #include "base/json.h"
 #include "base/util.h"
 
@@ -637,54 +638,6 @@ parse_jsonl(const char *data, size_t len, size_t start, const char *name,
 	return 0;
 }
 
-/* Fields some llama-bench version prints (2023 to 2026). */
-static const char *const known_fields[] = {
-	"build_commit", "build_number", "cpu_info", "gpu_info", "backends",
-	"cuda", "opencl", "vulkan", "kompute", "metal", "sycl", "rpc",
-	"gpu_blas", "blas", "model_filename", "model_type", "model_size",
-	"model_n_params", "n_batch", "n_ubatch", "n_threads", "cpu_mask",
-	"cpu_strict", "poll", "type_k", "type_v", "n_gpu_layers",
-	"n_cpu_moe", "split_mode", "main_gpu", "no_kv_offload", "flash_attn",
-	"devices", "tensor_split", "tensor_buft_overrides", "use_mmap",
-	"use_direct_io", "load_mode", "lazy_mode", "embeddings",
-	"no_op_offload", "no_host", "repack", "fit_target", "fit_min_ctx",
-	"defrag_thold", "f16_kv", "mul_mat_q", "n_prompt", "n_gen",
-	"n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts",
-	"samples_ns", "samples_ts",
-	/* the columns of md tables, by their display names */
-	"model", "size", "params", "backend", "ngl", "threads", "fa", "sm",
-	"mg", "nkvo", "mmap", "embd", "ts", "ot", "mmq", "dev", "nopo", "lm",
-	"lzm", "noh", "dio", "test", "t/s",
-};
-
-int
-lb_known_field(const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(known_fields); i++)
-		if (!strcmp(known_fields[i], key))
-			return 1;
-	return 0;
-}
-
-/* Fields that name or measure the test, not the configuration. */
-static int
-test_field(const char *key)
-{
-	static const char *const keys[] = {
-		"n_prompt", "n_gen", "n_depth", "test", "t/s", "test_time",
-		"avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns",
-		"samples_ts",
-	};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(keys); i++)
-		if (!strcmp(keys[i], key))
-			return 1;
-	return 0;
-}
-
 char *
 lb_config_key(const struct lb_row *row)
 {
@@ -696,7 +649,7 @@ lb_config_key(const struct lb_row *row)
 	char *text;
 
 	JSON_FOR_EACH(it, o)
-		if (json_key(it) && !test_field(json_key(it)))
+		if (json_key(it) && !lb_field_of_test(json_key(it)))
 			json_set(key, json_key(it), json_dup(it));
 	text = json_print(key, 0);
 	json_free(key);
@@ -841,7 +794,7 @@ find_unknown(struct lb_output *out)
 		JSON_FOR_EACH(it, o) {
 			const char *key = json_key(it);
 
-			if (!key || lb_known_field(key))
+			if (!key || lb_field_known(key))
 				continue;
 			for (k = 0; k < n && strcmp(out->unknown_fields[k], key);
 			     k++)

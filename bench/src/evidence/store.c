@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/store.h"
 #include "evidence/llamabench.h"
+#include "evidence/lbfields.h"
 #include "models/hash.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -40,25 +41,11 @@ struct store {
 static void configs_drop(struct store *s);
 
 /*
- * The fields of a raw row that do not change the measurement: they name
- * the model (its identity is the run's SHA-256, else its name), the
- * hardware (the fingerprint's), the test (its name), or hold results.
- * llama-bench's json/jsonl names, the display names of its md tables,
- * and MLX-LM's harness JSON.
- */
-#define CONFIG_DROP \
-	"'$.samples_ns','$.samples_ts','$.avg_ns','$.stddev_ns','$.avg_ts'," \
-	"'$.stddev_ts','$.test_time','$.n_prompt','$.n_gen','$.n_depth'," \
-	"'$.model_filename','$.model_type','$.model_size','$.model_n_params'," \
-	"'$.cpu_info','$.gpu_info','$.model','$.size','$.params','$.\"t/s\"'," \
-	"'$.test','$.warmup','$.median','$.samples','$.runtime.platform'"
-#define CONFIG_OF(col) "json_remove(" col "," CONFIG_DROP ")"
-
-/*
  * Schema migrations, applied in order; user_version = index reached.
  * The sessions and runs tables are not spelled here: migrate() creates
  * them from their field tables (runrec.c) at version 1 and adds the
- * columns of later versions.
+ * columns of later versions. A NULL entry is written by a function
+ * (migration_sql()).
  */
 static const char *const migrations[] = {
 	/* 1: the initial schema (with sessions and runs from runrec.c) */
@@ -128,28 +115,80 @@ static const char *const migrations[] = {
 	"ALTER TABLE results ADD COLUMN stddev_ts REAL;"
 	"ALTER TABLE results ADD COLUMN spread_source TEXT NOT NULL"
 	"  DEFAULT 'samples';",
-	/* 5: the configuration of each result (what changes the measurement:
-	 * the raw row without CONFIG_DROP), interned; a trigger keeps it,
-	 * so writers need not know. Rows that differ in it are never pooled.
-	 * A table of its own: a column of results would sit behind raw_json,
-	 * and reading it would read every raw row. */
-	"CREATE TABLE configs(id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);"
-	"CREATE TABLE result_configs("
-	"  result_id INTEGER PRIMARY KEY REFERENCES results(id) ON DELETE CASCADE,"
-	"  config_id INTEGER NOT NULL REFERENCES configs(id));"
-	"CREATE TRIGGER results_config AFTER INSERT ON results"
-	"  WHEN json_valid(NEW.raw_json) AND json_type(NEW.raw_json)='object' BEGIN"
-	"  INSERT OR IGNORE INTO configs(json) VALUES(" CONFIG_OF("NEW.raw_json") ");"
-	"  INSERT OR REPLACE INTO result_configs(result_id, config_id)"
-	"    SELECT NEW.id, id FROM configs WHERE json=" CONFIG_OF("NEW.raw_json") ";"
-	"END;"
-	"INSERT OR IGNORE INTO configs(json) SELECT " CONFIG_OF("raw_json")
-	"  FROM results WHERE json_valid(raw_json) AND json_type(raw_json)='object'"
-	"  ORDER BY id;"
-	"INSERT INTO result_configs(result_id, config_id)"
-	"  SELECT x.id, c.id FROM results x JOIN configs c ON c.json=" CONFIG_OF("x.raw_json")
-	"  WHERE json_valid(x.raw_json) AND json_type(x.raw_json)='object';",
+	/* 5: config_migration() */
+	NULL,
 };
+
+/*
+ * json_remove(col, '$.a', ...): a raw row without the fields that do
+ * not change the measurement (lbfields.h: every name, json or markdown,
+ * of a field that names the test, holds a result, or names the model or
+ * the hardware; the model's identity is the run's SHA-256, else its
+ * name, and the hardware's the fingerprint's).
+ */
+static void
+config_of(struct buf *sql, const char *col)
+{
+	size_t i, k;
+
+	buf_addf(sql, "json_remove(%s", col);
+	for (i = 0; i < lb_nfields; i++) {
+		const char *names[2] = { lb_fields[i].name, lb_fields[i].md };
+
+		if (lb_fields[i].role == LB_CONFIG)
+			continue;
+		for (k = 0; k < 2 && names[k]; k++)
+			buf_addf(sql, strchr(names[k], '/') ? ",'$.\"%s\"'" :
+				 ",'$.%s'", names[k]);
+	}
+	buf_adds(sql, ")");
+}
+
+/*
+ * 5: the configuration of each result (what changes the measurement:
+ * config_of() its raw row), interned; a trigger keeps it, so writers
+ * need not know. Rows that differ in it are never pooled. A table of its
+ * own: a column of results would sit behind raw_json, and reading it
+ * would read every raw row.
+ */
+static void
+config_migration(struct buf *sql)
+{
+	buf_adds(sql, "CREATE TABLE configs(id INTEGER PRIMARY KEY,"
+		 " json TEXT NOT NULL UNIQUE);"
+		 "CREATE TABLE result_configs("
+		 "  result_id INTEGER PRIMARY KEY REFERENCES results(id)"
+		 " ON DELETE CASCADE,"
+		 "  config_id INTEGER NOT NULL REFERENCES configs(id));"
+		 "CREATE TRIGGER results_config AFTER INSERT ON results"
+		 "  WHEN json_valid(NEW.raw_json) AND"
+		 " json_type(NEW.raw_json)='object' BEGIN"
+		 "  INSERT OR IGNORE INTO configs(json) VALUES(");
+	config_of(sql, "NEW.raw_json");
+	buf_adds(sql, ");"
+		 "  INSERT OR REPLACE INTO result_configs(result_id, config_id)"
+		 "    SELECT NEW.id, id FROM configs WHERE json=");
+	config_of(sql, "NEW.raw_json");
+	buf_adds(sql, ";END;INSERT OR IGNORE INTO configs(json) SELECT ");
+	config_of(sql, "raw_json");
+	buf_adds(sql, "  FROM results WHERE json_valid(raw_json) AND"
+		 " json_type(raw_json)='object' ORDER BY id;"
+		 "INSERT INTO result_configs(result_id, config_id)"
+		 "  SELECT x.id, c.id FROM results x JOIN configs c ON c.json=");
+	config_of(sql, "x.raw_json");
+	buf_adds(sql, "  WHERE json_valid(x.raw_json) AND"
+		 " json_type(x.raw_json)='object';");
+}
+
+/* The SQL of migration v (0-based), appended to sql. */
+static void
+migration_sql(struct buf *sql, int v)
+{
+	if (migrations[v])
+		buf_adds(sql, migrations[v]);
+	else if (v == 4)
+		config_migration(sql);
+}
 
 /* The tables walked from field tables. */
 static const struct {
@@ -354,7 +393,7 @@ step_sql(struct buf *sql, int v)
 					 f->decl);
 		}
 	if (v < (int)ARRAY_SIZE(migrations))
-		buf_adds(sql, migrations[v]);
+		migration_sql(sql, v);
 	buf_addf(sql, "PRAGMA user_version=%d;", v + 1);
 }
 
@@ -1210,30 +1249,6 @@ static const struct {
 	{ "all", SEL_ALL },
 };
 
-/*
- * Names of one configuration field: llama-bench's json name first, then
- * the display names of its md tables (and the short forms people type).
- */
-static const char *const config_aliases[][3] = {
-	{ "backends", "backend", NULL },
-	{ "n_threads", "threads", NULL },
-	{ "n_gpu_layers", "ngl", NULL },
-	{ "flash_attn", "fa", NULL },
-	{ "split_mode", "sm", NULL },
-	{ "main_gpu", "mg", NULL },
-	{ "no_kv_offload", "nkvo", NULL },
-	{ "use_mmap", "mmap", NULL },
-	{ "embeddings", "embd", NULL },
-	{ "tensor_split", "ts", NULL },
-	{ "tensor_buft_overrides", "ot", NULL },
-	{ "devices", "dev", NULL },
-	{ "no_op_offload", "nopo", NULL },
-	{ "load_mode", "lm", NULL },
-	{ "use_direct_io", "dio", NULL },
-	{ "no_host", "noh", NULL },
-	{ "lazy_mode", "lzm", NULL },
-};
-
 static int
 valid_key(const char *k)
 {
@@ -1565,33 +1580,28 @@ store_config_get(struct store *s, int64_t id)
 	return &s->configs[id];
 }
 
-/* The alias row of key, or -1. */
-static int
-alias_row(const char *key)
-{
-	size_t k, j;
-
-	for (k = 0; k < ARRAY_SIZE(config_aliases); k++)
-		for (j = 0; j < 3 && config_aliases[k][j]; j++)
-			if (!strcmp(config_aliases[k][j], key))
-				return (int)k;
-	return -1;
-}
-
 const char *
 store_config_value(const struct store_config *c, const char *key)
 {
-	int a = alias_row(key);
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; c && i < c->n; i++) {
+	for (i = 0; c && i < c->n; i++)
 		if (!strcmp(c->keys[i], key))
 			return c->values[i];
-		for (j = 0; a >= 0 && j < 3 && config_aliases[a][j]; j++)
-			if (!strcmp(c->keys[i], config_aliases[a][j]))
-				return c->values[i];
-	}
+	for (i = 0; c && i < c->n; i++)
+		if (lb_field_same(c->keys[i], key))
+			return c->values[i];
 	return NULL;
+}
+
+/* 1 when key names a configuration field whatever the store holds: one
+ * with two names (backend and backends, fa and flash_attn). */
+static int
+config_alias(const char *key)
+{
+	const struct lb_field *f = lb_field_find(key);
+
+	return f && f->md && f->role == LB_CONFIG;
 }
 
 /* A configuration value as a selection compares it: true/on = 1. */
@@ -1613,7 +1623,7 @@ config_key_known(struct store *s, const char *key)
 
 	if (!store_config_get(s, 0))
 		return -1;
-	if (alias_row(key) >= 0)
+	if (config_alias(key))
 		return 1;
 	for (i = 0; i < s->nconfigs; i++)
 		if (store_config_value(&s->configs[i], key))
@@ -1688,8 +1698,9 @@ key_kind(struct store *s, const char *key)
 		for (i = 0; i < s->configs[k].n; i++)
 			names = strv_push(names, &n,
 					  xstrdup(s->configs[k].keys[i]));
-	for (k = 0; k < ARRAY_SIZE(config_aliases); k++)
-		names = strv_push(names, &n, xstrdup(config_aliases[k][1]));
+	for (k = 0; k < lb_nfields; k++)
+		if (config_alias(lb_fields[k].name))
+			names = strv_push(names, &n, xstrdup(lb_fields[k].md));
 	qsort(names, n, sizeof(char *), cmp_str);
 	for (i = 0; i < n; i++)
 		if (!i || strcmp(names[i], names[i - 1]))
