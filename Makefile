@@ -52,6 +52,7 @@ LIB_OBJS += models/fetch.o
 # evidence: the store, bundles, parsers of what llama-bench and MLX-LM print
 LIB_OBJS += evidence/store.o
 LIB_OBJS += evidence/lbfields.o
+LIB_OBJS += evidence/selection.o
 LIB_OBJS += evidence/runrec.o
 LIB_OBJS += evidence/derive.o
 LIB_OBJS += evidence/bundle.o
@@ -78,6 +79,7 @@ LIB_OBJS += analysis/compare.o
 LIB_OBJS += analysis/workload.o
 LIB_OBJS += analysis/outliers.o
 LIB_OBJS += analysis/gate.o
+LIB_OBJS += analysis/baseline.o
 LIB_OBJS += analysis/changepoint.o
 LIB_OBJS += analysis/report.o
 LIB_OBJS += analysis/render.o

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 struct rng;
+struct selection;
 struct store;
 struct store_result;
 struct workload_group;
@@ -149,8 +150,9 @@ struct gate_calibration {
 	size_t n;
 	char *left_out, *included;  /* in words; "" nothing */
 };
-int gate_calibration_run(struct store *s, const char *from, const char *power,
-			 double simulate, const struct gate_calib_opts *o,
+int gate_calibration_run(struct store *s, const struct selection *from,
+			 const struct selection *power, double simulate,
+			 const struct gate_calib_opts *o,
 			 struct gate_calibration *out);
 void gate_calibration_release(struct gate_calibration *c);
 
@@ -161,8 +163,10 @@ struct gate_threshold {
 };
 
 struct gate_opts {
-	const char *baseline;      /* selection, "auto", or NULL (shim checks only) */
-	const char *candidate;     /* selection */
+	const struct selection *baseline;   /* NULL: auto, or none (shim
+					       checks only) */
+	int baseline_auto;         /* --baseline auto (analysis/baseline.h) */
+	const struct selection *candidate;
 	enum gate_mode mode;
 	double threshold;          /* default tolerated slowdown, relative */
 	const struct gate_threshold *overrides;

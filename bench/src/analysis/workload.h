@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 struct store;
+struct selection;
 struct store_result;
 struct store_config;
 struct store_left_out;
@@ -46,12 +47,12 @@ struct workload_rows {
 	char *text;                  /* the selection as given ("" all) */
 };
 /*
- * Parses a selection (key=value[,key=value...]; NULL selects
- * everything) and loads its rows. 0; -1 after error(); -2 after error()
- * when the selection is bad (a usage error: unknown key, no '='). Nothing
- * matched: n == 0 and nlo == 0. Release whatever the return.
+ * Loads the rows of a selection (evidence/selection.h). 0; -1 after
+ * error(); -2 after error() when a key of the selection is unknown to
+ * the store (a usage error). Nothing matched: n == 0 and nlo == 0.
+ * Release whatever the return.
  */
-int workload_load(struct store *s, const char *selection,
+int workload_load(struct store *s, const struct selection *sel,
 		  struct workload_rows *out);
 void workload_rows_release(struct workload_rows *w);
 /*
@@ -204,8 +205,9 @@ struct workload_comparison {
 	char *left_out;              /* what the defaults left out, in words */
 	char *included;              /* what counts beyond them, in words */
 };
-int workload_compare(struct store *s, const char *a, const char *b,
-		     const struct cmp_opts *o, struct workload_comparison *out);
+int workload_compare(struct store *s, const struct selection *a,
+		     const struct selection *b, const struct cmp_opts *o,
+		     struct workload_comparison *out);
 void workload_comparison_release(struct workload_comparison *c);
 
 /*
@@ -222,8 +224,8 @@ struct workload_history {
 	size_t *ncp;
 	char *left_out, *included;   /* in words, "" when nothing */
 };
-int workload_history(struct store *s, const char *selection, double p,
-		     struct workload_history *h);
+int workload_history(struct store *s, const struct selection *selection,
+		     double p, struct workload_history *h);
 void workload_history_release(struct workload_history *h);
 
 #endif

@@ -2,6 +2,7 @@
 #include "evidence/store.h"
 #include "evidence/llamabench.h"
 #include "evidence/lbfields.h"
+#include "evidence/selection.h"
 #include "models/hash.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -1210,212 +1211,28 @@ store_result_add(struct store *s, int64_t run_id, int idx,
 	return 0;
 }
 
-/* Selection keys that map to a column. */
-static const struct {
-	const char *key;
-	const char *column;
-} sel_columns[] = {
-	{ "session", "r.session_id" },
-	{ "variant", "r.variant" },
-	{ "target", "r.target" },
-	{ "model", "r.model" },
-	{ "role", "r.role" },
-	{ "runtime", "r.runtime" },
-	{ "status", "r.status" },
-	{ "session_status", "s.status" },
-	{ "tampered", "s.tampered" },
-	{ "verification", "r.verification" },
-	{ "test", "x.test" },
-	{ "os_build", "e.os_build" },
-	{ "os_version", "e.os_version" },
-	{ "identity", "e.identity" },
-	{ "base_identity", "e.base_identity" },
-	{ "kind", "s.kind" },
-	{ "label", "s.label" },
-	{ "build", "x.build_commit" },
-	{ "sha256", "coalesce(r.model_sha256, a.sha256, '')" },
+/* The SQL of the selection keys that name a column, by enum sel_key. */
+static const char *const sel_columns[SEL_NKEYS] = {
+	[SEL_KEY_SESSION] = "r.session_id",
+	[SEL_KEY_VARIANT] = "r.variant",
+	[SEL_KEY_TARGET] = "r.target",
+	[SEL_KEY_MODEL] = "r.model",
+	[SEL_KEY_ROLE] = "r.role",
+	[SEL_KEY_RUNTIME] = "r.runtime",
+	[SEL_KEY_STATUS] = "r.status",
+	[SEL_KEY_SESSION_STATUS] = "s.status",
+	[SEL_KEY_TAMPERED] = "s.tampered",
+	[SEL_KEY_VERIFICATION] = "r.verification",
+	[SEL_KEY_TEST] = "x.test",
+	[SEL_KEY_OS_BUILD] = "e.os_build",
+	[SEL_KEY_OS_VERSION] = "e.os_version",
+	[SEL_KEY_IDENTITY] = "e.identity",
+	[SEL_KEY_BASE_IDENTITY] = "e.base_identity",
+	[SEL_KEY_KIND] = "s.kind",
+	[SEL_KEY_LABEL] = "s.label",
+	[SEL_KEY_BUILD] = "x.build_commit",
+	[SEL_KEY_SHA256] = "coalesce(r.model_sha256, a.sha256, '')",
 };
-
-/* The words of include= and their bits. */
-static const struct {
-	const char *word;
-	unsigned bit;
-} include_words[] = {
-	{ "tampered", SEL_TAMPERED },
-	{ "partial", SEL_PARTIAL },
-	{ "failed", SEL_FAILED },
-	{ "interrupted", SEL_INTERRUPTED },
-	{ "unfinished", SEL_UNFINISHED },
-	{ "all", SEL_ALL },
-};
-
-static int
-valid_key(const char *k)
-{
-	if (!*k)
-		return 0;
-	for (; *k; k++)
-		if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
-		      (*k >= '0' && *k <= '9') || *k == '_' || *k == '.'))
-			return 0;
-	return 1;
-}
-
-/* The SEL_* bits of an include= value ("tampered+partial"); -1 if bad. */
-static int
-include_bits(const char *value, unsigned *bits)
-{
-	char *copy = xstrdup(value), *w, *save = NULL;
-	size_t k;
-	int ret = 0;
-
-	*bits = 0;
-	for (w = strtok_r(copy, "+", &save); w; w = strtok_r(NULL, "+", &save)) {
-		for (k = 0; k < ARRAY_SIZE(include_words) &&
-		     strcmp(w, include_words[k].word); k++)
-			;
-		if (k == ARRAY_SIZE(include_words)) {
-			ret = -1;
-			break;
-		}
-		*bits |= include_words[k].bit;
-	}
-	if (!*bits)
-		ret = -1;
-	free(copy);
-	return ret;
-}
-
-char *
-selection_text(const struct selection *sel)
-{
-	struct buf b = BUF_INIT;
-	size_t i;
-
-	for (i = 0; sel && i < sel->n; i++)
-		buf_addf(&b, "%s%s=%s", i ? "," : "", sel->keys[i],
-			 sel->values[i]);
-	if (sel && sel->include) {
-		char *w = selection_include_words(sel->include);
-
-		buf_addf(&b, "%sinclude=%s", b.len ? "," : "", w);
-		free(w);
-	}
-	return buf_detach(&b, NULL);
-}
-
-char *
-selection_include_words(unsigned mask)
-{
-	struct buf b = BUF_INIT;
-	size_t k;
-
-	if ((mask & SEL_ALL) == SEL_ALL)
-		return xstrdup("all");
-	for (k = 0; k + 1 < ARRAY_SIZE(include_words); k++)
-		if (mask & include_words[k].bit)
-			buf_addf(&b, "%s%s", b.len ? "+" : "",
-				 include_words[k].word);
-	return buf_detach(&b, NULL);
-}
-
-/* What a key naming excluded data includes by saying so. */
-static unsigned
-implied_include(const char *key, const char *value)
-{
-	if (!strcmp(key, "status") && strcmp(value, "ok"))
-		return SEL_PARTIAL;
-	if (!strcmp(key, "tampered") && strcmp(value, "0"))
-		return SEL_TAMPERED;
-	if (!strcmp(key, "session_status"))
-		return !strcmp(value, "failed") ? SEL_FAILED :
-		       !strcmp(value, "interrupted") ? SEL_INTERRUPTED :
-		       !strcmp(value, "running") || !strcmp(value, "importing") ?
-		       SEL_UNFINISHED : 0;
-	return 0;
-}
-
-int
-selection_parse(const char *text, struct selection *out)
-{
-	char *copy, *item, *save = NULL;
-
-	memset(out, 0, sizeof(*out));
-	if (!text || !*text || !strcmp(text, "all"))
-		return 0;
-	copy = xstrdup(text);
-	for (item = strtok_r(copy, ",", &save); item;
-	     item = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(item, '=');
-
-		if (!eq || eq == item) {
-			error("selection '%s': '%s' is not key=value", text,
-			      item);
-			goto fail;
-		}
-		*eq = '\0';
-		if (!valid_key(item)) {
-			error("selection '%s': bad key '%s'", text, item);
-			goto fail;
-		}
-		if (!strcmp(item, "include")) {
-			unsigned bits;
-
-			if (include_bits(eq + 1, &bits) < 0) {
-				error("selection '%s': include='%s': give "
-				      "tampered, partial, failed, interrupted, "
-				      "unfinished or all (several joined by "
-				      "'+')", text, eq + 1);
-				goto fail;
-			}
-			out->include |= bits;
-			continue;
-		}
-		out->include |= implied_include(item, eq + 1);
-		out->keys = xrealloc(out->keys, (out->n + 1) * sizeof(char *));
-		out->values = xrealloc(out->values,
-				       (out->n + 1) * sizeof(char *));
-		out->keys[out->n] = xstrdup(item);
-		out->values[out->n] = xstrdup(eq + 1);
-		out->n++;
-	}
-	free(copy);
-	return 0;
-fail:
-	free(copy);
-	selection_free(out);
-	return -1;
-}
-
-int
-selection_latest(const char *value, long *back)
-{
-	const char *p;
-
-	if (strncmp(value, "latest", 6))
-		return 0;
-	p = value + 6;
-	*back = 0;
-	if (!*p)
-		return 1;
-	if (*p != '~' || parse_long(p + 1, back) < 0 || *back < 0)
-		return 0;
-	return 1;
-}
-
-void
-selection_free(struct selection *sel)
-{
-	size_t i;
-
-	for (i = 0; i < sel->n; i++) {
-		free(sel->keys[i]);
-		free(sel->values[i]);
-	}
-	free(sel->keys);
-	free(sel->values);
-	memset(sel, 0, sizeof(*sel));
-}
 
 static char *
 col_text(sqlite3_stmt *st, int i)
@@ -1604,17 +1421,6 @@ config_alias(const char *key)
 	return f && f->md && f->role == LB_CONFIG;
 }
 
-/* A configuration value as a selection compares it: true/on = 1. */
-static const char *
-value_norm(const char *v)
-{
-	if (!strcmp(v, "true") || !strcmp(v, "on"))
-		return "1";
-	if (!strcmp(v, "false") || !strcmp(v, "off"))
-		return "0";
-	return v;
-}
-
 /* 1 when key names a field of some stored configuration (or an alias). */
 static int
 config_key_known(struct store *s, const char *key)
@@ -1632,18 +1438,6 @@ config_key_known(struct store *s, const char *key)
 }
 
 /* ---- queries ---------------------------------------------------------------- */
-
-/* The column of a selection key, or NULL. */
-static const char *
-column_of(const char *key)
-{
-	size_t k;
-
-	for (k = 0; k < ARRAY_SIZE(sel_columns); k++)
-		if (!strcmp(key, sel_columns[k].key))
-			return sel_columns[k].column;
-	return NULL;
-}
 
 /* Appends to names the distinct keys of the stored fingerprints. */
 static int
@@ -1691,8 +1485,9 @@ key_kind(struct store *s, const char *key)
 		return 2;
 	}
 	/* unknown: name everything that is known */
-	for (k = 0; k < ARRAY_SIZE(sel_columns); k++)
-		names = strv_push(names, &n, xstrdup(sel_columns[k].key));
+	for (k = 1; k < SEL_NKEYS; k++)
+		names = strv_push(names, &n,
+				  xstrdup(selection_key_name((enum sel_key)k)));
 	names = strv_push(names, &n, xstrdup("include"));
 	for (k = 0; k < s->nconfigs; k++)
 		for (i = 0; i < s->configs[k].n; i++)
@@ -1727,23 +1522,21 @@ where_of(struct store *s, const struct selection *sel, int counted,
 
 	*binds = xcalloc(1, sizeof(char *));
 	for (i = 0; sel && i < sel->n; i++) {
-		const char *key = sel->keys[i], *val = sel->values[i];
-		const char *col = column_of(key);
-		long back;
+		const struct sel_term *t = &sel->t[i];
 		int kind;
 
-		if (!strcmp(key, "session") && selection_latest(val, &back)) {
+		if (t->latest >= 0) {
 			buf_adds(w, " AND r.session_id=(SELECT id FROM sessions"
 				 " ORDER BY id DESC LIMIT 1 OFFSET ?)");
-			*binds = strv_push(*binds, &nb, xstrfmt("%ld", back));
+			*binds = strv_push(*binds, &nb, xstrfmt("%ld", t->latest));
 			continue;
 		}
-		if (col) {
-			buf_addf(w, " AND %s=?", col);
-			*binds = strv_push(*binds, &nb, xstrdup(val));
+		if (t->key != SEL_KEY_OTHER) {
+			buf_addf(w, " AND %s=?", sel_columns[t->key]);
+			*binds = strv_push(*binds, &nb, xstrdup(t->value));
 			continue;
 		}
-		kind = key_kind(s, key);
+		kind = key_kind(s, t->name);
 		if (kind < 0) {
 			strv_free(*binds);
 			*binds = NULL;
@@ -1752,28 +1545,28 @@ where_of(struct store *s, const struct selection *sel, int counted,
 		if (kind == 2) {
 			buf_adds(w, " AND json_extract(e.fingerprint_json,"
 				 " '$.' || ?)=?");
-			*binds = strv_push(*binds, &nb, xstrdup(key));
-			*binds = strv_push(*binds, &nb, xstrdup(val));
+			*binds = strv_push(*binds, &nb, xstrdup(t->name));
+			*binds = strv_push(*binds, &nb, xstrdup(t->value));
 			continue;
 		}
 		/* a configuration field: the ids whose value matches */
 		buf_adds(w, " AND coalesce(rc.config_id,0) IN (-1");
 		for (k = 1; k < s->nconfigs; k++) {
-			const char *v = store_config_value(&s->configs[k], key);
+			const char *v = store_config_value(&s->configs[k], t->name);
 
-			if (v && !strcmp(value_norm(v), value_norm(val)))
+			if (v && selection_value_matches(v, t->value))
 				buf_addf(w, ",%zu", k);
 		}
 		buf_adds(w, ")");
 	}
-	/* the default: what counts */
-	buf_adds(&cond, "(s.status IN ('ok'");
-	if (inc & SEL_FAILED)
-		buf_adds(&cond, ",'failed'");
-	if (inc & SEL_INTERRUPTED)
-		buf_adds(&cond, ",'interrupted'");
-	if (inc & SEL_UNFINISHED)
-		buf_adds(&cond, ",'running','importing'");
+	/* the default: what counts (selection.h) */
+	buf_adds(&cond, "(s.status IN (");
+	for (i = k = 0; i < selection_nstatuses; i++)
+		if (!selection_statuses[i].bit || (selection_statuses[i].bit & inc)) {
+			buf_adds(&cond, k++ ? ",?" : "?");
+			*binds = strv_push(*binds, &nb,
+					   xstrdup(selection_statuses[i].status));
+		}
 	buf_adds(&cond, ")");
 	if (!(inc & SEL_TAMPERED))
 		buf_adds(&cond, " AND s.tampered=0");
@@ -2889,73 +2682,64 @@ store_environment_base(struct store *s, int64_t env_id, char **base,
 }
 
 int
-store_baseline_auto(struct store *s, const char *base, const char *os_build,
-		    int64_t exclude, const char *before, struct store_baseline *out)
+store_sessions_of_base(struct store *s, const char *base,
+		       const char *os_build, int64_t exclude,
+		       struct store_base_session **out, size_t *n)
 {
+	struct store_base_session *v = NULL;
 	sqlite3_stmt *st;
-	struct buf skipped = BUF_INIT;
-	int rc, pass;
+	size_t k = 0;
+	int rc;
 
-	memset(out, 0, sizeof(*out));
 	op_begin(s);
-	/* pass 0: measured no later than the candidate; pass 1: any */
-	for (pass = 0; pass < 2 && !out->session; pass++) {
-		st = prepare(s,
-			"SELECT x.id, x.status, x.tampered, coalesce(e.os_build,''),"
-			" coalesce((SELECT max(r.started_at) FROM runs r"
-			"  WHERE r.session_id=x.id), x.started_at, '') AS m"
-			" FROM environments e JOIN sessions x ON x.id=e.session_id"
-			" WHERE e.base_identity=?1 AND coalesce(e.os_build,'') IS NOT ?2"
-			" AND e.session_id<>?3"
-			" AND (?4 = 0 OR ?5 = '' OR m <= ?5)"
-			" GROUP BY x.id ORDER BY m DESC, x.id DESC");
-		if (!st)
-			break;
-		bind_text(st, 1, base);
-		bind_text(st, 2, os_build);
-		sqlite3_bind_int64(st, 3, exclude);
-		sqlite3_bind_int(st, 4, pass == 0);
-		bind_text(st, 5, before ? before : "");
-		buf_reset(&skipped);
-		out->nskipped = 0;
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			const char *status = (const char *)sqlite3_column_text(st, 1);
-			int tampered = sqlite3_column_int(st, 2);
-
-			if (!tampered && status && !strcmp(status, "ok")) {
-				out->session = sqlite3_column_int64(st, 0);
-				out->os_build = col_text(st, 3);
-				out->measured = col_text(st, 4);
-				break;
-			}
-			if (out->nskipped++ < 5)
-				buf_addf(&skipped, "%ssession %lld (%s)",
-					 skipped.len ? ", " : "",
-					 (long long)sqlite3_column_int64(st, 0),
-					 tampered ? "imported as tampered" :
-					 status ? status : "no status");
-		}
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			db_error(s, "baseline lookup");
-		sqlite3_finalize(st);
-	}
-	if (out->nskipped > 5)
-		buf_addf(&skipped, " and %ld more", out->nskipped - 5);
-	out->skipped = buf_detach(&skipped, NULL);
-	if (s->nErr) {
-		store_baseline_release(out);
+	*out = NULL;
+	*n = 0;
+	st = prepare(s,
+		"SELECT x.id, coalesce(x.status,''), x.tampered,"
+		" coalesce(e.os_build,''),"
+		" coalesce((SELECT max(r.started_at) FROM runs r"
+		"  WHERE r.session_id=x.id), x.started_at, '') AS m"
+		" FROM environments e JOIN sessions x ON x.id=e.session_id"
+		" WHERE e.base_identity=?1 AND coalesce(e.os_build,'') IS NOT ?2"
+		" AND e.session_id<>?3"
+		" GROUP BY x.id ORDER BY m DESC, x.id DESC");
+	if (!st)
 		return -1;
+	bind_text(st, 1, base);
+	bind_text(st, 2, os_build);
+	sqlite3_bind_int64(st, 3, exclude);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_base_session *b;
+
+		v = xrealloc(v, (k + 1) * sizeof(*v));
+		b = &v[k++];
+		b->id = sqlite3_column_int64(st, 0);
+		b->status = col_text(st, 1);
+		b->tampered = sqlite3_column_int(st, 2);
+		b->os_build = col_text(st, 3);
+		b->measured = col_text(st, 4);
 	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_base_sessions_free(v, k);
+		return db_error(s, "sessions of a base fingerprint");
+	}
+	*out = v;
+	*n = k;
 	return 0;
 }
 
 void
-store_baseline_release(struct store_baseline *b)
+store_base_sessions_free(struct store_base_session *v, size_t n)
 {
-	free(b->os_build);
-	free(b->measured);
-	free(b->skipped);
-	memset(b, 0, sizeof(*b));
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].status);
+		free(v[i].os_build);
+		free(v[i].measured);
+	}
+	free(v);
 }
 
 int

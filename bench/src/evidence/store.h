@@ -21,6 +21,7 @@
 struct store;
 struct lb_row;
 struct session_data;
+struct selection;           /* evidence/selection.h */
 
 /*
  * Opens (creating and migrating) the store at path for writing. "" and
@@ -130,56 +131,6 @@ int store_session_save(struct store *s, const struct session_data *d,
 		       int64_t *id, int *already);
 /* Everything of a stored session, for an export; session_data_release(). */
 int store_session_load(struct store *s, int64_t sid, struct session_data *d);
-
-/*
- * Selections: "key=value[,key=value…]". Keys:
- *   columns      session, label, kind, variant, target, model, role,
- *                runtime, test, status (the run's), session_status,
- *                tampered, verification, os_build, os_version, identity,
- *                base_identity, build, sha256 (the model's)
- *   configuration fields of the stored llama-bench rows (store_configs():
- *                flash_attn, n_threads, n_batch, backends or backend, …)
- *   fingerprint keys seen in the store (environments' JSON)
- *   include      what counts although it is left out by default:
- *                tampered, partial (a run whose status is not ok),
- *                failed, interrupted and unfinished (running or
- *                importing) sessions, or all; several joined by '+'
- * An empty selection selects everything. A key that is none of these is
- * a usage error (store_query_results() returns -2 and names the keys it
- * knows).
- *
- * What counts by default: the results of runs with status ok, of
- * sessions with status ok that were not imported as tampered. The rest
- * is left out unless include= (or a key naming it: status=incomplete,
- * session_status=failed, tampered=1) asks for it; store_query_left_out()
- * says what was left out.
- */
-enum {
-	SEL_TAMPERED = 1,       /* sessions imported with --allow-tampered */
-	SEL_PARTIAL = 2,        /* runs whose status is not ok */
-	SEL_FAILED = 4,         /* sessions with status failed */
-	SEL_INTERRUPTED = 8,    /* sessions with status interrupted */
-	SEL_UNFINISHED = 16,    /* sessions running or importing */
-	SEL_ALL = 31,
-};
-struct selection {
-	size_t n;
-	char **keys;
-	char **values;
-	unsigned include;           /* SEL_* counted beyond the default */
-};
-int selection_parse(const char *text, struct selection *out);
-/*
- * 1 when a session value is "latest" (the newest session) or "latest~K"
- * (K sessions before it), with *back set to K; 0 otherwise.
- */
-int selection_latest(const char *value, long *back);
-void selection_free(struct selection *sel);
-/* The selection as text ("key=value,...,include=..."; "" for none;
- * caller frees). */
-char *selection_text(const struct selection *sel);
-/* The words of include= for the SEL_* bits of mask ("tampered+partial"). */
-char *selection_include_words(unsigned mask);
 
 /*
  * A configuration: the fields of a stored row that change the
@@ -306,25 +257,23 @@ int store_noise_get(struct store *s, const char *identity, const char *model,
 int store_environment_base(struct store *s, int64_t env_id, char **base,
 			   char **os_build);
 /*
- * For `gate --baseline auto`: the most recently measured session other
- * than exclude with an environment of base identity base whose OS build
- * is not os_build, that counts: status ok and not tampered. Sessions
- * measured after before_measured (the candidate's date; "" none) come
- * only when no earlier one qualifies. *out (store_baseline_release()):
- * the session (0: none), its OS build and date, and the newer sessions
- * passed over with the reason ("session 9 (tampered), session 8 (status
- * failed)"). 0, or -1 after error().
+ * For `gate --baseline auto` (analysis/baseline.h chooses): every session
+ * other than exclude with an environment of base identity base whose OS
+ * build is not os_build, newest measurement first (the date of its
+ * newest run, else when it was stored; ties by id, newest first), with
+ * its status, tampered flag, OS build and that date.
+ * store_base_sessions_free() it; 0, or -1 after error().
  */
-struct store_baseline {
-	int64_t session;
-	char *os_build, *measured;
-	char *skipped;              /* "" when none */
-	long nskipped;
+struct store_base_session {
+	int64_t id;
+	char *status;               /* "" when none */
+	int tampered;
+	char *os_build, *measured;  /* "" when unknown */
 };
-int store_baseline_auto(struct store *s, const char *base,
-			const char *os_build, int64_t exclude,
-			const char *before_measured, struct store_baseline *out);
-void store_baseline_release(struct store_baseline *b);
+int store_sessions_of_base(struct store *s, const char *base,
+			   const char *os_build, int64_t exclude,
+			   struct store_base_session **out, size_t *n);
+void store_base_sessions_free(struct store_base_session *v, size_t n);
 
 /*
  * Stored noise floors, for `calibrate --list` and `--forget`: every

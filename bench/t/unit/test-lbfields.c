@@ -3,6 +3,7 @@
 #include "test.h"
 #include "evidence/lbfields.h"
 #include "evidence/llamabench.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/util.h"
 
