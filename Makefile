@@ -51,6 +51,10 @@ LIB_OBJS += models/manifest.o
 LIB_OBJS += models/fetch.o
 # evidence: the store, bundles, parsers of what llama-bench and MLX-LM print
 LIB_OBJS += evidence/store.o
+LIB_OBJS += evidence/store-check.o
+LIB_OBJS += evidence/store-records.o
+LIB_OBJS += evidence/store-query.o
+LIB_OBJS += evidence/store-noise.o
 LIB_OBJS += evidence/lbfields.o
 LIB_OBJS += evidence/selection.o
 LIB_OBJS += evidence/runrec.o

@@ -7,7 +7,10 @@
  * busy timeout, a versioned schema migrated on open. Values are always
  * bound, never formatted into SQL. The runs and sessions tables are
  * walked from their field tables (runrec.h): a field added there is a
- * column here.
+ * column here. SQL storage only: what a selection is lives in
+ * selection.h, the llama-bench fields in lbfields.h, the choice of a
+ * baseline in analysis/baseline.h. The implementation is split by
+ * concern (store-internal.h lists the files).
  *
  * Functions return 0 on success and -1 after error(). Strings returned in
  * structs are owned by the struct; release with the matching *_free().
@@ -73,8 +76,6 @@ int store_session_get(struct store *s, int64_t id, struct session_rec *out);
 int store_session_find_hash(struct store *s, const char *hash, int64_t *id);
 int store_session_finish(struct store *s, int64_t id, const char *status);
 int store_session_set_hash(struct store *s, int64_t id, const char *hash);
-int store_session_set_warnings(struct store *s, int64_t id,
-			       const char *warnings_json);
 
 /*
  * Stores a target's fingerprint (a JSON object of key=value facts) with
@@ -106,17 +107,9 @@ int store_result_add(struct store *s, int64_t run_id, int idx,
 int store_runs_get(struct store *s, int64_t sid, struct run_rec **out,
 		   size_t *n);
 void store_runs_free(struct run_rec *r, size_t n);
-/* The environments of a session, and the models its runs used. */
+/* The environments of a session. */
 int store_envs_get(struct store *s, int64_t sid, struct env_rec **out,
 		   size_t *n);
-int store_models_get(struct store *s, int64_t sid, struct model_rec **out,
-		     size_t *n);
-/*
- * A run holding results whose raw stdout has this SHA-256, in any
- * session: 1 found (*session, *run set), 0 none, -1 error.
- */
-int store_run_find_stdout(struct store *s, const char *sha256,
-			  int64_t *session, int64_t *run);
 
 /*
  * Stores a whole session (an import) in one transaction: the session,
@@ -201,9 +194,6 @@ void store_left_out_free(struct store_left_out *l, size_t n);
 /* Counts, for tests and doctor: table name -> rows; -1 on error. */
 long store_count(struct store *s, const char *table);
 
-/* Runs one read-only query and prints each row as tab-separated text. */
-int store_dump_query(struct store *s, const char *sql);
-
 /* One line per session for `shimbench sessions`. */
 struct store_session {
 	int64_t id;
@@ -252,10 +242,6 @@ int store_noise_add(struct store *s, const struct noise_rec *r);
 int store_noise_get(struct store *s, const char *identity, const char *model,
 		    const char *test, double *between, double *within,
 		    int64_t *session);
-/* The base identity and OS build of an environment (caller frees both);
- * 1 found, 0 none, -1 error. */
-int store_environment_base(struct store *s, int64_t env_id, char **base,
-			   char **os_build);
 /*
  * For `gate --baseline auto` (analysis/baseline.h chooses): every session
  * other than exclude with an environment of base identity base whose OS
