@@ -75,7 +75,7 @@ baseline_auto(struct store *s, const struct selection *cand,
 		;
 	if (e == nb)
 		return error("--baseline auto: the candidate has no "
-			     "fingerprint to pair on"), -3;
+			     "fingerprint to pair on"), RC_NOTHING;
 	for (i = 0; i < nb; i++)
 		if (strcmp(rb[i].measured_at, measured) > 0)
 			measured = rb[i].measured_at;
@@ -97,7 +97,7 @@ baseline_auto(struct store *s, const struct selection *cand,
 		      "fingerprint with another OS build and counts (status ok, "
 		      "not tampered)%s%s",
 		      *out->skipped ? "; passed over: " : "", out->skipped);
-		return -3;
+		return RC_NOTHING;
 	}
 	out->session = pick->id;
 	out->os_build = xstrdup(pick->os_build);

@@ -41,9 +41,9 @@ struct baseline_pick {
 /*
  * Picks the baseline for the candidate selection cand, whose rows are
  * rb[0..nb), into *out (baseline_pick_release() it whatever the return).
- * 0; -1 after error() when the store fails; -3 after error() when the
- * candidate has no fingerprint or no session qualifies (the message
- * names those passed over).
+ * 0; -1 after error() when the store fails; RC_NOTHING after error()
+ * when the candidate has no fingerprint or no session qualifies (the
+ * message names those passed over).
  */
 int baseline_auto(struct store *s, const struct selection *cand,
 		  const struct store_result *rb, size_t nb,

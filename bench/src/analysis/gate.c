@@ -384,7 +384,7 @@ gate_calibration_run(struct store *s, const struct selection *from,
 
 		error("%s", m);
 		free(m);
-		ret = -3;
+		ret = RC_NOTHING;
 		goto cleanup;
 	}
 	ret = workload_groups(rows.r, rows.n, &out->g, &out->n);
@@ -580,7 +580,7 @@ side_words(const struct store_result *r, size_t n)
 
 /*
  * --baseline auto (analysis/baseline.h): sets *base, rep->baseline and
- * the auto_* fields; -3 after error() when there is none.
+ * the auto_* fields; RC_NOTHING after error() when there is none.
  */
 static int
 resolve_auto(struct store *s, const struct selection *cand,
@@ -680,7 +680,7 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 
 		error("baseline: %s", m);
 		free(m);
-		ret = -3;
+		ret = RC_NOTHING;
 		goto cleanup;
 	}
 	lo = workload_left_out_words(&ra);
@@ -701,7 +701,7 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 		      "only in the baseline, %zu only in the candidate)%s%s",
 		      rep->baseline, o->candidate->text, oa, ob,
 		      *why ? ": " : "", why);
-		ret = -4;
+		ret = WORKLOAD_INCOMPARABLE;
 		goto cleanup;
 	}
 	if (oa || ob)
@@ -852,7 +852,7 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 			  xstrfmt("%zu shim results, every run "
 				  "injection-verified", shims));
 	if (workload_match(stock, ns, shim, nh, &w, &nw, &oa, &ob, NULL) < 0) {
-		ret = -2;
+		ret = RC_USAGE;
 		goto cleanup;
 	}
 	for (i = 0; i < nw; i++)
@@ -913,7 +913,7 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 	if (!rb.n && !rb.nlo) {
 		error("nothing matched the selection '%s' (the candidate)",
 		      o->candidate->text);
-		ret = -3;
+		ret = RC_NOTHING;
 		goto cleanup;
 	}
 	for (i = 0; i < rb.n && !workload_row_usable(&rb.r[i]); i++)

@@ -138,9 +138,9 @@ int gate_store_floor(struct store *s, const struct workload_group *g,
  * of the same model, test and configuration. ok[i] is 0 for a group that
  * could not be calibrated (error() said why: fewer than 3 processes, a
  * floor that is not a finite number). Returns 0; -1 after error() when
- * the store fails; -2 after error() when a selection is bad or mixes
- * configurations (workload_groups() names what differs); -3 after
- * error() when it holds nothing that counts. Release with
+ * the store fails; RC_USAGE after error() when a selection is bad or
+ * mixes configurations (workload_groups() names what differs);
+ * RC_NOTHING after error() when it holds nothing that counts. Release with
  * gate_calibration_release() whatever the return.
  */
 struct gate_calibration {
@@ -213,10 +213,11 @@ struct gate_report {
  * only data the defaults leave out (a tampered, failed or interrupted
  * session, partial runs) gets an inconclusive check saying so; the shim
  * run checks still look at every run it selects. Returns 0; -1 after
- * error() when the store fails; -2 after error() when a selection is
- * bad or mixes variants that cannot be paired (a usage error); -3 after
- * error() when a selection matches nothing (or, --baseline auto, no
- * session qualifies); -4 after error() when nothing is comparable.
+ * error() when the store fails; RC_USAGE after error() when a selection
+ * is bad or mixes variants that cannot be paired (a usage error);
+ * RC_NOTHING after error() when a selection matches nothing (or,
+ * --baseline auto, no session qualifies); WORKLOAD_INCOMPARABLE
+ * (workload.h) after error() when nothing is comparable.
  */
 int gate_evaluate(struct store *s, const struct gate_opts *o,
 		  struct gate_report *rep);

@@ -433,7 +433,7 @@ workload_match(const struct store_result *ra, size_t na,
 	char **vary = NULL, *has_b = NULL;
 	size_t nw = 0, ca, cb, i, j, k;
 	char *va = variant_set(ra, na, &ca), *vb = variant_set(rb, nb, &cb);
-	int by_variant = 0, ret = -2;
+	int by_variant = 0, ret = RC_USAGE;
 
 	*out = NULL;
 	*n = *only_a = *only_b = 0;
@@ -690,7 +690,7 @@ workload_groups(const struct store_result *rows, size_t n,
 			      "variant=NAME or the field that differs)",
 			      gr[i].model, gr[i].test, d);
 			free(d);
-			return -2;
+			return RC_USAGE;
 		}
 	return 0;
 }
@@ -892,7 +892,8 @@ workload_changepoints(const struct workload_series *sr, double p,
 
 /* ---- compare and history -------------------------------------------------------- */
 
-/* Loads a selection for a verdict: -2 bad, -3 nothing counts (error()). */
+/* Loads a selection for a verdict: RC_USAGE bad, RC_NOTHING nothing
+ * counts (error()). */
 static int
 load_counted(struct store *s, const struct selection *sel,
 	     struct workload_rows *w)
@@ -909,7 +910,7 @@ load_counted(struct store *s, const struct selection *sel,
 
 		error("%s", m);
 		free(m);
-		return -3;
+		return RC_NOTHING;
 	}
 	return 0;
 }
@@ -960,7 +961,7 @@ workload_compare(struct store *s, const struct selection *a,
 		error("nothing comparable: %zu workloads only in '%s', %zu only "
 		      "in '%s'%s%s", out->only_a, ra.text, out->only_b, rb.text,
 		      why && *why ? "; " : "", why ? why : "");
-		ret = -4;
+		ret = WORKLOAD_INCOMPARABLE;
 		goto cleanup;
 	}
 	out->r = xcalloc(out->n, sizeof(*out->r));

@@ -29,6 +29,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Return codes beyond RC_OK, RC_ERROR, RC_USAGE and RC_NOTHING
+ * (base/util.h): the selections hold data, but none in common.
+ */
+enum {
+	WORKLOAD_INCOMPARABLE = -4,   /* after error(): nothing comparable */
+};
+
 struct store;
 struct selection;
 struct store_result;
@@ -48,9 +56,9 @@ struct workload_rows {
 };
 /*
  * Loads the rows of a selection (evidence/selection.h). 0; -1 after
- * error(); -2 after error() when a key of the selection is unknown to
- * the store (a usage error). Nothing matched: n == 0 and nlo == 0.
- * Release whatever the return.
+ * error(); RC_USAGE after error() when a key of the selection is
+ * unknown to the store (a usage error). Nothing matched: n == 0 and
+ * nlo == 0. Release whatever the return.
  */
 int workload_load(struct store *s, const struct selection *sel,
 		  struct workload_rows *out);
@@ -107,8 +115,8 @@ struct workload {
  * baseline order) and counts in *only_a / *only_b those present on one
  * side only; why (when a side holds the same model and test in another
  * configuration: the fields that differ) goes to *why (caller frees;
- * NULL allowed). Returns 0, or -2 after error() when a selection mixes
- * variants that cannot be paired. Free with workloads_free().
+ * NULL allowed). Returns 0, or RC_USAGE after error() when a selection
+ * mixes variants that cannot be paired. Free with workloads_free().
  */
 int workload_match(const struct store_result *ra, size_t na,
 		   const struct store_result *rb, size_t nb,
@@ -137,8 +145,8 @@ struct workload_group {
 };
 /*
  * Groups rows[0..n) into *out (*ng of them; free with
- * workload_groups_free). -2 after error() naming what differs when two
- * groups measure the same model and test (the selection mixes
+ * workload_groups_free). RC_USAGE after error() naming what differs
+ * when two groups measure the same model and test (the selection mixes
  * configurations: variants, targets, fingerprints or llama-bench
  * fields); 0 otherwise.
  */
@@ -191,9 +199,10 @@ void workload_changepoints(const struct workload_series *sr, double p,
  * compare: the workloads two selections share, each compared (b against
  * a) with o and the workload's calibrated process effect. ok[i] is 0
  * when workload i could not be compared (error() said why). Returns 0;
- * -1 after error() when the store fails; -2 after error() when a
- * selection is bad or mixes variants that cannot be paired; -3 after
- * error() when a selection holds nothing that counts; -4 after error()
+ * -1 after error() when the store fails; RC_USAGE after error() when a
+ * selection is bad or mixes variants that cannot be paired; RC_NOTHING
+ * after error() when a selection holds nothing that counts;
+ * WORKLOAD_INCOMPARABLE after error()
  * when nothing is comparable. Release with workload_comparison_release()
  * whatever the return.
  */
@@ -213,8 +222,9 @@ void workload_comparison_release(struct workload_comparison *c);
 /*
  * history: the series of a selection, the median of each point, and the
  * change points of each series (workload_changepoints at level p). 0; -1
- * after error(); -2 a bad selection; -3 nothing that counts (error()
- * said so). Release with workload_history_release() whatever the return.
+ * after error(); RC_USAGE a bad selection; RC_NOTHING nothing that
+ * counts (error() said so). Release with workload_history_release()
+ * whatever the return.
  */
 struct workload_history {
 	struct workload_series *sr;

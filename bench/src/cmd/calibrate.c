@@ -227,7 +227,7 @@ calibrate_from(struct cmd_ctx *ctx, const struct calibrate_opts *co,
 	rc = gate_calibration_run(s, from, power, co->simulate >= 0 ?
 				  co->simulate / 100 : -1, &o, &cal);
 	if (rc < 0) {
-		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 		goto cleanup;
 	}
 	if (*cal.left_out)

@@ -200,7 +200,7 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (cmd_open_store_readonly(ctx, &s) < 0)
 		ret = EXIT_ENV;
 	else if ((rc = workload_compare(s, &sel[0], &sel[1], &o, &cmp)) < 0)
-		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 	if (!ret && *cmp.left_out)
 		warnings_add(&warn, xstrfmt("left out by default: %s",
 					    cmp.left_out));

@@ -554,7 +554,7 @@ gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 		fprintf(stderr, "baseline auto: session %lld: %s\n",
 			(long long)rep.auto_session, rep.auto_reason);
 	if (rc < 0) {
-		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 		goto cleanup;
 	}
 	ret = rep.regressions ? EXIT_CHECK :

@@ -127,7 +127,7 @@ history_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (rc < 0) {
 		workload_history_release(&h);
 		store_close(s);
-		return rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		return rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 	}
 	table_init(&t, ARRAY_SIZE(history_cols), history_cols);
 	for (j = 0; j < h.ns; j++)

@@ -104,7 +104,7 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 	rc = report_build(s, &sel, &rep);
 	if (rc < 0) {
-		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 		goto cleanup;
 	}
 	if (!rep.n && !rep.nex) {

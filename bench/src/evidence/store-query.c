@@ -253,7 +253,8 @@ cmp_str(const void *a, const void *b)
 
 /*
  * What a key not among the columns is: 1 a configuration field, 2 a
- * fingerprint key; -2 after error() naming the keys known; -1 error.
+ * fingerprint key; RC_USAGE after error() naming the keys known; -1
+ * error.
  */
 static int
 key_kind(struct store *s, const char *key)
@@ -292,14 +293,14 @@ key_kind(struct store *s, const char *key)
 	error("unknown selection key '%s'; known keys: %s", key, b.buf);
 	buf_release(&b);
 	strv_free(names);
-	return -2;
+	return RC_USAGE;
 }
 
 /*
  * The WHERE clause of a selection (after "WHERE 1") and, in order, the
  * values to bind (NULL-terminated; owned by the caller). counted: the
  * default exclusion applies, else its negation (what it left out).
- * 0; -2 unknown key; -1 error.
+ * 0; RC_USAGE unknown key; -1 error.
  */
 static int
 where_of(struct store *s, const struct selection *sel, int counted,

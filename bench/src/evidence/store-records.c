@@ -554,10 +554,10 @@ store_session_save(struct store *s, const struct session_data *d,
 		}
 	}
 	if (refuse_duplicates(s, d) < 0) {
-		rc = s->nErr ? -1 : -2;
+		rc = s->nErr ? RC_ERROR : STORE_DUPLICATE;
 		if (own)
 			store_rollback(s);
-		else if (rc == -2)
+		else if (rc == STORE_DUPLICATE)
 			s->nErr++;
 		return rc;
 	}

@@ -27,6 +27,16 @@ struct session_data;
 struct selection;           /* evidence/selection.h */
 
 /*
+ * Return codes beyond RC_OK and RC_ERROR (base/util.h): RC_USAGE when a
+ * selection names a key the store does not know (store_query_results()),
+ * and STORE_DUPLICATE when a session holds evidence already stored
+ * (store_session_save()).
+ */
+enum {
+	STORE_DUPLICATE = -2,       /* after error(): refused, counted twice */
+};
+
+/*
  * Opens (creating and migrating) the store at path for writing. "" and
  * ":memory:" are refused (what is stored would be lost), and path is
  * always a file name, never an SQLite URI. The store's files are
@@ -116,8 +126,8 @@ int store_envs_get(struct store *s, int64_t sid, struct env_rec **out,
  * its environments, models, runs, results and samples; nothing when any
  * step fails. When the store already holds the same content (content
  * hash), stores nothing and sets *already and *id. A run whose stdout is
- * already stored (same SHA-256, with results) refuses the session: -2
- * after error() naming the file and where it is stored. Inside a
+ * already stored (same SHA-256, with results) refuses the session:
+ * STORE_DUPLICATE after error() naming the file and where it is stored. Inside a
  * caller's transaction (store_begin), it joins that one.
  */
 int store_session_save(struct store *s, const struct session_data *d,
@@ -171,7 +181,8 @@ struct store_result {
  * statements in all, whatever the number of rows). The rows' strings are
  * the store's (one copy of each distinct value): valid until
  * store_close(), never freed by the caller; ts is the row's.
- * 0; -1 after error(); -2 after error() when a selection key is unknown.
+ * 0; -1 after error(); RC_USAGE after error() when a selection key is
+ * unknown (the message names the keys the store knows).
  */
 int store_query_results(struct store *s, const struct selection *sel,
 			struct store_result **out, size_t *n);
