@@ -7,7 +7,7 @@
  *   store.c          opening, the schema and its migrations,
  *                    transactions, the SQL helpers below, records walked
  *                    from their field tables (runrec.h)
- *   store-check.c    the integrity check
+ *   store-check.c    the integrity check and the verified mark
  *   store-records.c  sessions, environments, artifacts, runs, results:
  *                    written, read back, listed, removed; the hash cache
  *   store-query.c    selections as queries: results with their samples,
@@ -31,12 +31,24 @@ struct sqlite3;
 struct sqlite3_stmt;
 struct buf;
 
+/* The files of a store as the verified mark records them (store-check.c). */
+struct store_files {
+	int64_t db[5];          /* dev, inode, size, mtime ns, ctime ns */
+	int64_t wal[5];         /* the same of -wal; all 0: absent or empty */
+	int64_t uid;            /* the store file's owner */
+};
+
 struct store {
 	struct sqlite3 *db;
 	char *path;
 	int nErr;
 	int in_tx;              /* 1 inside store_begin() .. commit/rollback;
 				   2 inside store_read_begin() */
+	int writable;           /* opened by store_open() */
+	int verified;           /* the files as in `seen` hold a store that
+				   passed the check, and only SQLite wrote to
+				   them since (store-check.c) */
+	struct store_files seen;
 	struct store_config *configs;   /* the configs table, by id (cache) */
 	size_t nconfigs;
 	struct store_config none;       /* id 0: unknown */
@@ -90,5 +102,26 @@ void sq_read_rec(struct sqlite3_stmt *st, const struct rec_field *fields,
 
 /* store-query.c: drops the configuration cache (store_close()). */
 void sq_configs_drop(struct store *s);
+
+/*
+ * store-check.c, the verified mark, where a writer changes the files:
+ * sq_check_open() once a store is opened for writing (fresh: this open
+ * created it); sq_check_write_begin() once the write lock is held
+ * (store_begin()); sq_check_write_end() after its commit or rollback;
+ * sq_check_close() around sqlite3_close() (before: 0, after: 1).
+ */
+void sq_check_open(struct store *s, int fresh);
+void sq_check_write_begin(struct store *s);
+void sq_check_write_end(struct store *s);
+void sq_check_close(struct store *s, int after);
+
+/*
+ * A write outside a transaction becomes a transaction of its own, so
+ * that the verified mark follows it: sq_write_begin() (*own set when it
+ * began one), then sq_write_end() with the write's return, which it
+ * returns (-1 when the commit fails).
+ */
+int sq_write_begin(struct store *s, int *own);
+int sq_write_end(struct store *s, int own, int rc);
 
 #endif

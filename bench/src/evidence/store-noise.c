@@ -10,8 +10,8 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
-int
-store_noise_add(struct store *s, const struct noise_rec *r)
+static int
+noise_add_one(struct store *s, const struct noise_rec *r)
 {
 	char now[21];
 	sqlite3_stmt *st;
@@ -38,6 +38,16 @@ store_noise_add(struct store *s, const struct noise_rec *r)
 	sq_bind_text(st, 11, now);
 	sq_bind_text(st, 12, r->details_json);
 	return sq_insert_id(s, st, "add noise calibration", NULL);
+}
+
+int
+store_noise_add(struct store *s, const struct noise_rec *r)
+{
+	int own;
+
+	if (sq_write_begin(s, &own) < 0)
+		return -1;
+	return sq_write_end(s, own, noise_add_one(s, r));
 }
 
 int
@@ -197,10 +207,10 @@ store_noise_list_free(struct store_noise_row *r, size_t n)
 	free(r);
 }
 
-int
-store_noise_remove(struct store *s, int64_t id, const char *identity,
-		   const char *target, const char *model, const char *test,
-		   int64_t session, long *removed)
+static int
+noise_remove_one(struct store *s, int64_t id, const char *identity,
+		 const char *target, const char *model, const char *test,
+		 int64_t session, long *removed)
 {
 	sqlite3_stmt *st;
 
@@ -224,4 +234,18 @@ store_noise_remove(struct store *s, int64_t id, const char *identity,
 		return -1;
 	*removed = (long)sqlite3_changes(s->db);
 	return 0;
+}
+
+int
+store_noise_remove(struct store *s, int64_t id, const char *identity,
+		   const char *target, const char *model, const char *test,
+		   int64_t session, long *removed)
+{
+	int own;
+
+	if (sq_write_begin(s, &own) < 0)
+		return -1;
+	return sq_write_end(s, own, noise_remove_one(s, id, identity, target,
+						     model, test, session,
+						     removed));
 }

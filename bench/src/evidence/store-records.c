@@ -14,12 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-int
-store_session_add(struct store *s, const struct session_rec *r, int64_t *id)
+static int
+session_add_one(struct store *s, const struct session_rec *r, int64_t *id)
 {
 
 	sq_op_begin(s);
 	return sq_rec_insert(s, sessionrec_fields, r, id);
+}
+
+int
+store_session_add(struct store *s, const struct session_rec *r, int64_t *id)
+{
+	int own;
+
+	if (sq_write_begin(s, &own) < 0)
+		return -1;
+	return sq_write_end(s, own, session_add_one(s, r, id));
 }
 
 int
@@ -72,8 +82,8 @@ store_session_find_hash(struct store *s, const char *hash, int64_t *id)
 	return found;
 }
 
-int
-store_session_finish(struct store *s, int64_t id, const char *status)
+static int
+session_finish_one(struct store *s, int64_t id, const char *status)
 {
 	char now[21];
 	sqlite3_stmt *st;
@@ -92,9 +102,19 @@ store_session_finish(struct store *s, int64_t id, const char *status)
 }
 
 int
-store_environment_add(struct store *s, int64_t session_id, const char *target,
-		      const char *fingerprint_json, const char *identity,
-		      const char *base_identity, int64_t *id)
+store_session_finish(struct store *s, int64_t id, const char *status)
+{
+	int own;
+
+	if (sq_write_begin(s, &own) < 0)
+		return -1;
+	return sq_write_end(s, own, session_finish_one(s, id, status));
+}
+
+static int
+environment_add_one(struct store *s, int64_t session_id, const char *target,
+		    const char *fingerprint_json, const char *identity,
+		    const char *base_identity, int64_t *id)
 {
 	sqlite3_stmt *st;
 
@@ -120,9 +140,24 @@ store_environment_add(struct store *s, int64_t session_id, const char *target,
 }
 
 int
-store_artifact_add(struct store *s, const char *sha256, const char *kind,
-		   const char *path, int64_t size, const char *facts_json,
-		   int64_t *id)
+store_environment_add(struct store *s, int64_t session_id, const char *target,
+		      const char *fingerprint_json, const char *identity,
+		      const char *base_identity, int64_t *id)
+{
+	int own;
+
+	if (sq_write_begin(s, &own) < 0)
+		return -1;
+	return sq_write_end(s, own, environment_add_one(s, session_id, target,
+							fingerprint_json,
+							identity, base_identity,
+							id));
+}
+
+static int
+artifact_add_one(struct store *s, const char *sha256, const char *kind,
+		 const char *path, int64_t size, const char *facts_json,
+		 int64_t *id)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -160,11 +195,34 @@ store_artifact_add(struct store *s, const char *sha256, const char *kind,
 }
 
 int
-store_run_add(struct store *s, const struct run_rec *r, int64_t *id)
+store_artifact_add(struct store *s, const char *sha256, const char *kind,
+		   const char *path, int64_t size, const char *facts_json,
+		   int64_t *id)
+{
+	int own;
+
+	if (sq_write_begin(s, &own) < 0)
+		return -1;
+	return sq_write_end(s, own, artifact_add_one(s, sha256, kind, path,
+						     size, facts_json, id));
+}
+
+static int
+run_add_one(struct store *s, const struct run_rec *r, int64_t *id)
 {
 
 	sq_op_begin(s);
 	return sq_rec_insert(s, runrec_fields, r, id);
+}
+
+int
+store_run_add(struct store *s, const struct run_rec *r, int64_t *id)
+{
+	int own;
+
+	if (sq_write_begin(s, &own) < 0)
+		return -1;
+	return sq_write_end(s, own, run_add_one(s, r, id));
 }
 
 int
@@ -211,9 +269,9 @@ store_runs_free(struct run_rec *r, size_t n)
 	free(r);
 }
 
-int
-store_result_add(struct store *s, int64_t run_id, int idx,
-		 const struct lb_row *row, int64_t *id)
+static int
+result_add_one(struct store *s, int64_t run_id, int idx,
+	       const struct lb_row *row, int64_t *id)
 {
 	sqlite3_stmt *st;
 	int64_t rid;
@@ -281,9 +339,20 @@ store_result_add(struct store *s, int64_t run_id, int idx,
 }
 
 int
-store_environment_update(struct store *s, int64_t id,
-			 const char *fingerprint_json, const char *identity,
-			 const char *base_identity)
+store_result_add(struct store *s, int64_t run_id, int idx,
+		 const struct lb_row *row, int64_t *id)
+{
+	int own;
+
+	if (sq_write_begin(s, &own) < 0)
+		return -1;
+	return sq_write_end(s, own, result_add_one(s, run_id, idx, row, id));
+}
+
+static int
+environment_update_one(struct store *s, int64_t id,
+		       const char *fingerprint_json, const char *identity,
+		       const char *base_identity)
 {
 	sqlite3_stmt *st;
 
@@ -308,7 +377,22 @@ store_environment_update(struct store *s, int64_t id,
 }
 
 int
-store_session_set_hash(struct store *s, int64_t id, const char *hash)
+store_environment_update(struct store *s, int64_t id,
+			 const char *fingerprint_json, const char *identity,
+			 const char *base_identity)
+{
+	int own;
+
+	if (sq_write_begin(s, &own) < 0)
+		return -1;
+	return sq_write_end(s, own, environment_update_one(s, id,
+							   fingerprint_json,
+							   identity,
+							   base_identity));
+}
+
+static int
+session_set_hash_one(struct store *s, int64_t id, const char *hash)
 {
 	sqlite3_stmt *st;
 
@@ -319,6 +403,16 @@ store_session_set_hash(struct store *s, int64_t id, const char *hash)
 	sq_bind_text(st, 1, hash);
 	sqlite3_bind_int64(st, 2, id);
 	return sq_step_done(s, st, "set session content hash");
+}
+
+int
+store_session_set_hash(struct store *s, int64_t id, const char *hash)
+{
+	int own;
+
+	if (sq_write_begin(s, &own) < 0)
+		return -1;
+	return sq_write_end(s, own, session_set_hash_one(s, id, hash));
 }
 
 int
@@ -771,10 +865,10 @@ store_hash_cache_get(struct store *s, uint64_t dev, uint64_t ino,
 	return hit;
 }
 
-int
-store_hash_cache_put(struct store *s, uint64_t dev, uint64_t ino,
-		     int64_t size, int64_t mtime_ns, int64_t ctime_ns,
-		     const char *path, const char *sha256)
+static int
+hash_cache_put_one(struct store *s, uint64_t dev, uint64_t ino,
+		   int64_t size, int64_t mtime_ns, int64_t ctime_ns,
+		   const char *path, const char *sha256)
 {
 	char now[21];
 	sqlite3_stmt *st;
@@ -795,4 +889,18 @@ store_hash_cache_put(struct store *s, uint64_t dev, uint64_t ino,
 	sq_bind_text(st, 7, sha256);
 	sq_bind_text(st, 8, now);
 	return sq_step_done(s, st, "hash cache store");
+}
+
+int
+store_hash_cache_put(struct store *s, uint64_t dev, uint64_t ino,
+		     int64_t size, int64_t mtime_ns, int64_t ctime_ns,
+		     const char *path, const char *sha256)
+{
+	int own;
+
+	if (sq_write_begin(s, &own) < 0)
+		return -1;
+	return sq_write_end(s, own, hash_cache_put_one(s, dev, ino, size,
+						       mtime_ns, ctime_ns, path,
+						       sha256));
 }

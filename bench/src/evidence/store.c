@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -461,8 +462,9 @@ int
 store_open(struct store **out, const char *path)
 {
 	struct store *s;
+	struct stat st;
 	char *uri;
-	int rc;
+	int rc, fresh;
 
 	*out = NULL;
 	if (!*path || !strcmp(path, ":memory:"))
@@ -471,6 +473,9 @@ store_open(struct store **out, const char *path)
 			     "exit (give --db PATH)", path);
 	s = xcalloc(1, sizeof(*s));
 	s->path = xstrdup(path);
+	/* a store this open creates is verified by construction */
+	rc = stat(path, &st);
+	fresh = rc < 0 ? errno == ENOENT : S_ISREG(st.st_mode) && !st.st_size;
 	uri = path_uri(path, "mode=rwc");
 	rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READWRITE |
 			     SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL);
@@ -489,6 +494,7 @@ store_open(struct store **out, const char *path)
 		goto fail;
 	if (sq_exec(s, "PRAGMA synchronous=NORMAL") < 0 || migrate(s) < 0)
 		goto fail;
+	sq_check_open(s, fresh);
 	*out = s;
 	return 0;
 fail:
@@ -587,7 +593,9 @@ store_close(struct store *s)
 		sqlite3_finalize(s->cached[i].st);
 		free(s->cached[i].sql);
 	}
+	sq_check_close(s, 0);
 	sqlite3_close(s->db);
+	sq_check_close(s, 1);
 	sq_configs_drop(s);
 	for (i = 0; i < s->cap_pool; i++)
 		free(s->pool[i]);
@@ -609,6 +617,7 @@ store_begin(struct store *s)
 	if (sq_exec(s, "BEGIN IMMEDIATE") < 0)
 		return -1;
 	s->in_tx = 1;
+	sq_check_write_begin(s);
 	return 0;
 }
 
@@ -646,15 +655,42 @@ store_commit(struct store *s)
 		return -1;
 	}
 	s->in_tx = 0;
+	sq_check_write_end(s);
 	return 0;
 }
 
 void
 store_rollback(struct store *s)
 {
+	int was = s->in_tx;
+
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	s->nErr = 0;
 	s->in_tx = 0;
+	if (was == 1)
+		sq_check_write_end(s);
+}
+
+int
+sq_write_begin(struct store *s, int *own)
+{
+	*own = !s->in_tx;
+	if (*own)
+		return store_begin(s);
+	sq_op_begin(s);
+	return 0;
+}
+
+int
+sq_write_end(struct store *s, int own, int rc)
+{
+	if (!own)
+		return rc;
+	if (rc < 0) {
+		store_rollback(s);
+		return rc;
+	}
+	return store_commit(s) < 0 ? -1 : rc;
 }
 
 /*

@@ -54,9 +54,19 @@ int store_open_readonly(struct store **out, const char *path);
 /*
  * PRAGMA quick_check, then every stored raw file against its recorded
  * SHA-256: 0 when the store is intact, -1 after error() naming what is
- * damaged. Commands that read the store run it before they answer.
+ * damaged.
  */
 int store_check(struct store *s);
+/*
+ * store_check() unless the store's files are exactly as the verified
+ * mark beside them ("PATH-verified") says they were when they last
+ * passed it: the same device, inode, size, mtime and ctime of the
+ * database and its -wal (store-check.c says who writes the mark and
+ * what it trusts). A check that passes writes the mark where it can.
+ * Commands that read the store run it before they answer. Same return
+ * as store_check().
+ */
+int store_verify(struct store *s);
 void store_close(struct store *s);
 int store_schema_version(struct store *s);
 
