@@ -13,13 +13,14 @@
  * A workload is model x runtime x test x configuration: the model is its
  * SHA-256 when both rows know it (rows whose hashes differ are different
  * workloads), else its name; the configuration is every field of the
- * llama-bench row that changes the measurement (evidence/store.h
+ * llama-bench row that changes the measurement (the fields of role
+ * LB_CONFIG in evidence/lbfields.h, as the store keeps them in
  * store_config: backend, build, devices, n_gpu_layers, n_threads,
  * n_batch, n_ubatch, type_k/type_v, flash_attn, split_mode, ...). Rows
  * that differ in any of them are never pooled.
  *
  * What counts: the rows a selection selects (by default runs with status
- * ok of sessions with status ok, not tampered; store.h says how a
+ * ok of sessions with status ok, not tampered; selection.h says how a
  * selection includes more), each run one llama-bench process, with at
  * least one sample and an injection that was not found unverified.
  */
