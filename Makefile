@@ -73,6 +73,7 @@ LIB_OBJS += run/plan.o
 LIB_OBJS += run/transport.o
 LIB_OBJS += run/tools.o
 LIB_OBJS += run/launchagent.o
+LIB_OBJS += run/shimlib.o
 LIB_OBJS += run/target.o
 LIB_OBJS += run/variant.o
 LIB_OBJS += run/schedule.o

@@ -7,6 +7,10 @@ c:clang                    clang                 -
 c:ld64.lld-14              lld-14                -
 c:llvm-nm-14               llvm-14               -
 c:llvm-objdump-14          llvm-14               -
+# the shim's arm64e code with pointer authentication (-fptrauth-*):
+# clang 19 and its disassembler, both shipped by Debian 12 itself
+c:clang-19                 clang-19              -
+c:llvm-objdump-19          llvm-19               -
 c:xmllint                  libxml2-utils         libxml2
 c:pgrep                   procps                -
 c:strings                 binutils              -

@@ -115,8 +115,50 @@ get_u64(const char *(*get)(const char *), const char *name,
 }
 
 int
+lmc_threadgroup_limit(const char *(*get)(const char *),
+		      unsigned long long *out)
+{
+	const char *s = get(LMC_ENV_THREADGROUP);
+	unsigned long long v = 0;
+
+	if (!s || !*s)
+		return 0;
+	if (lmc_parse_u64(s, &v) < 0 || v == 0)
+		return -1;
+	*out = v;
+	return 1;
+}
+
+/* The limit into cfg, or the note saying why the variable is ignored. */
+static void
+load_threadgroup(struct lmc_config *cfg, const char *(*get)(const char *),
+		 const char *proc)
+{
+	struct sb note = { cfg->threadgroup_note,
+		sizeof(cfg->threadgroup_note), 0 };
+	unsigned long long v;
+	int r = lmc_threadgroup_limit(get, &v);
+
+	if (r > 0) {
+		cfg->threadgroup_limit = v;
+		cfg->has_threadgroup_limit = 1;
+	}
+	if (r >= 0)
+		return;
+	sb_adds(&note, LMC_PREFIX "Ignoring " LMC_ENV_THREADGROUP "='");
+	sb_add_sanitised(&note, get(LMC_ENV_THREADGROUP), 32);
+	sb_adds(&note, "' for ");
+	sb_add_sanitised(&note, proc ? proc : "?", 64);
+	sb_adds(&note, lmc_parse_u64(get(LMC_ENV_THREADGROUP), &v) == 0 ?
+		": 0 bytes is no usable limit" : ": not an unsigned number");
+	sb_adds(&note, "; maxThreadgroupMemoryLength stays what the device "
+		"reports\n");
+	cfg->threadgroup_note_len = note.len;
+}
+
+int
 lmc_config_load(struct lmc_config *cfg, const char *(*get)(const char *),
-		char *why, size_t whylen)
+		const char *proc, char *why, size_t whylen)
 {
 	struct sb w = { why, whylen, 0 };
 	unsigned long long v;
@@ -124,9 +166,12 @@ lmc_config_load(struct lmc_config *cfg, const char *(*get)(const char *),
 
 	sb_adds(&w, "");
 	cfg->family_max = 0;
-	cfg->threadgroup_memory = LMC_DEFAULT_THREADGROUP_MEMORY;
+	cfg->threadgroup_limit = 0;
+	cfg->has_threadgroup_limit = 0;
 	cfg->working_set = 0;
 	cfg->has_working_set = 0;
+	cfg->threadgroup_note[0] = '\0';
+	cfg->threadgroup_note_len = 0;
 
 	r = get_u64(get, LMC_ENV_FAMILY_MAX, &v, &w);
 	if (r < 0)
@@ -143,12 +188,6 @@ lmc_config_load(struct lmc_config *cfg, const char *(*get)(const char *),
 	}
 	cfg->family_max = v;
 
-	r = get_u64(get, LMC_ENV_THREADGROUP, &v, &w);
-	if (r < 0)
-		return -1;
-	if (r > 0)
-		cfg->threadgroup_memory = v;
-
 	r = get_u64(get, LMC_ENV_WORKING_SET, &v, &w);
 	if (r < 0)
 		return -1;
@@ -156,6 +195,7 @@ lmc_config_load(struct lmc_config *cfg, const char *(*get)(const char *),
 		cfg->working_set = v;
 		cfg->has_working_set = 1;
 	}
+	load_threadgroup(cfg, get, proc);
 	return 0;
 }
 
@@ -174,8 +214,17 @@ unsigned long long
 lmc_threadgroup_answer(const struct lmc_config *cfg,
 		       unsigned long long original)
 {
-	return original < cfg->threadgroup_memory ?
-		cfg->threadgroup_memory : original;
+	if (!cfg->has_threadgroup_limit)
+		return original;
+	return cfg->threadgroup_limit < original ?
+		cfg->threadgroup_limit : original;
+}
+
+int
+lmc_threadgroup_clamped(const struct lmc_config *cfg,
+			unsigned long long original)
+{
+	return cfg->has_threadgroup_limit && cfg->threadgroup_limit > original;
 }
 
 unsigned long long
@@ -197,8 +246,10 @@ lmc_format_banner(char *out, size_t n, const char *proc,
 	sb_add_sanitised(&b, proc ? proc : "?", 64);
 	sb_adds(&b, " (appleFamilyMax=");
 	sb_addu(&b, cfg->family_max);
-	sb_adds(&b, " maxThreadgroupMemory=");
-	sb_addu(&b, cfg->threadgroup_memory);
+	if (cfg->has_threadgroup_limit) {
+		sb_adds(&b, " maxThreadgroupMemory=");
+		sb_addu(&b, cfg->threadgroup_limit);
+	}
 	if (cfg->has_working_set) {
 		sb_adds(&b, " recommendedMaxWorkingSetSize=");
 		sb_addu(&b, cfg->working_set);
@@ -217,5 +268,23 @@ lmc_format_refusal(char *out, size_t n, const char *proc, const char *why)
 	sb_adds(&b, ": ");
 	sb_adds(&b, why);
 	sb_adds(&b, "; leaving stock capabilities unchanged\n");
+	return b.len;
+}
+
+size_t
+lmc_format_clamp(char *out, size_t n, const char *proc,
+		 const struct lmc_config *cfg, unsigned long long original)
+{
+	struct sb b = { out, n, 0 };
+
+	sb_adds(&b, LMC_PREFIX LMC_ENV_THREADGROUP "=");
+	sb_addu(&b, cfg->threadgroup_limit);
+	sb_adds(&b, " is above the ");
+	sb_addu(&b, original);
+	sb_adds(&b, " bytes the device of ");
+	sb_add_sanitised(&b, proc ? proc : "?", 64);
+	sb_adds(&b, " reports; answering ");
+	sb_addu(&b, original);
+	sb_adds(&b, " (the shim only lowers it)\n");
 	return b.len;
 }

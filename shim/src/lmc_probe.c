@@ -2,6 +2,7 @@
 #define _GNU_SOURCE     /* RTLD_DEFAULT */
 #endif
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lmc_config.h"
@@ -17,6 +18,31 @@ static const struct {
 	{ "common", 3001, 3005 },
 	{ "metal", 5001, 5002 },
 };
+
+static const char *
+get_env(const char *name)
+{
+	return getenv(name);
+}
+
+/*
+ * The threadgroup memory limit this process asks the shim for, as the
+ * shim reads it: the number, "" when unset, "ignored" when malformed
+ * or 0. buf has room for a 20-digit number.
+ */
+static const char *
+threadgroup_limit(char *buf, size_t n)
+{
+	unsigned long long v;
+	int r = lmc_threadgroup_limit(get_env, &v);
+
+	if (r < 0)
+		return "ignored";
+	if (r == 0)
+		return "";
+	snprintf(buf, n, "%llu", v);
+	return buf;
+}
 
 static void
 put_json_str(FILE *fp, const char *s)
@@ -82,6 +108,8 @@ lmc_probe_write_json(FILE *fp, id dev, const unsigned long long *family,
 	SEL s_unified = sel_registerName("hasUnifiedMemory");
 	long highest[sizeof(family_groups) / sizeof(family_groups[0])];
 	const char *cname = device_name(dev);
+	char limit_buf[24];
+	const char *limit;
 	size_t g;
 	long f;
 	int first = 1;
@@ -117,6 +145,14 @@ lmc_probe_write_json(FILE *fp, id dev, const unsigned long long *family,
 	}
 	fprintf(fp, "},\n  \"maxThreadgroupMemoryLength\": %llu",
 		send_u64(dev, s_tg));
+	limit = threadgroup_limit(limit_buf, sizeof(limit_buf));
+	fputs(",\n  \"maxThreadgroupMemoryLimit\": ", fp);
+	if (!*limit)
+		fputs("null", fp);
+	else if (!strcmp(limit, "ignored"))
+		put_json_str(fp, limit);
+	else
+		fputs(limit, fp);
 	fputs(",\n  \"recommendedMaxWorkingSetSize\": ", fp);
 	if (lmc_responds(dev, s_ws))
 		fprintf(fp, "%llu", send_u64(dev, s_ws));
@@ -156,6 +192,7 @@ lmc_probe_write_kv(FILE *fp, id dev, unsigned long long family,
 	SEL s_ws = sel_registerName("recommendedMaxWorkingSetSize");
 	SEL s_unified = sel_registerName("hasUnifiedMemory");
 	const char *cname = device_name(dev);
+	char limit_buf[24];
 	long f, highest = 0;
 
 	/* The published probe's four lines, in its order. */
@@ -176,6 +213,8 @@ lmc_probe_write_kv(FILE *fp, id dev, unsigned long long family,
 	if (lmc_responds(dev, s_unified))
 		fputs(LMC_MSG(BOOL (*)(id, SEL), dev, s_unified)(dev, s_unified) ?
 		      "true" : "false", fp);
+	fprintf(fp, "\nmax_threadgroup_memory_limit=%s",
+		threadgroup_limit(limit_buf, sizeof(limit_buf)));
 	fprintf(fp, "\nshim_loaded=%s\nshim_status=%s\n",
 		shim_status ? "true" : "false", shim_status ? shim_status : "");
 	return ferror(fp) ? -1 : 0;

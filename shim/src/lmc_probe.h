@@ -42,7 +42,10 @@ int lmc_probe_parse_args(int argc, char **argv, struct lmc_probe_args *a,
  * Writes one JSON object describing dev to fp: device name,
  * supportsFamily: for Apple 1001-1020, Mac 2001-2002, Common 3001-3005,
  * Metal 5001-5002, the highest true family of each group,
- * maxThreadgroupMemoryLength, recommendedMaxWorkingSetSize,
+ * maxThreadgroupMemoryLength, maxThreadgroupMemoryLimit (what
+ * LUME_METAL_MAX_THREADGROUP_MEMORY asks the shim for, read as the shim
+ * reads it: the number, null when unset, "ignored" when malformed or 0),
+ * recommendedMaxWorkingSetSize,
  * hasUnifiedMemory (null when the device lacks the method) and the
  * shim's status (shim_status NULL: not loaded). Returns 0, or -1 when
  * writing failed.
@@ -62,7 +65,9 @@ int lmc_probe_write_json(FILE *fp, id dev, const unsigned long long *family,
  * supports_family=true|false, max_threadgroup_memory=N), then ours:
  * highest_apple_family= (the highest of 1001-1020 answered true, 0 for
  * none), recommended_max_working_set_size= and has_unified_memory=
- * (empty when the device lacks the method), shim_loaded=true|false and
+ * (empty when the device lacks the method),
+ * max_threadgroup_memory_limit= (the limit asked for, as in the JSON:
+ * empty when unset, "ignored"), shim_loaded=true|false and
  * shim_status= (empty when not loaded). Returns 0, or -1 when writing
  * failed.
  */

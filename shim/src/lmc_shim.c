@@ -5,7 +5,8 @@
  *
  *   supportsFamily:              original || 1001 <= f <= configured max
  *                                (Mac, Common, Metal, unknown: original)
- *   maxThreadgroupMemoryLength   max(original, configured or 65536)
+ *   maxThreadgroupMemoryLength   min(original, configured), only if set:
+ *                                it only ever lowers the device's answer
  *   recommendedMaxWorkingSetSize max(original, configured), only if set
  *
  * Configuration (LUME_METAL_*, see lmc_config.h) missing or malformed
@@ -47,6 +48,7 @@ enum {
 
 static struct lmc_config cfg;
 static atomic_int state = ST_LOADING;
+static atomic_int clamp_said;   /* the threadgroup clamp line was printed */
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static IMP orig_init_family;
 static IMP orig_supports_family;
@@ -116,12 +118,24 @@ hook_supports_family(id self, SEL cmd, lmc_nsint family)
 	return lmc_family_answer(&cfg, orig != 0, family) ? YES : NO;
 }
 
+/*
+ * A configured limit above the device's answer is not honoured (the
+ * shim never claims more than the hardware); the first such query says
+ * so in one line.
+ */
 static lmc_nsuint
 hook_max_threadgroup(id self, SEL cmd)
 {
 	lmc_nsuint orig = LMC_IMP_AS(lmc_nsuint (*)(id, SEL),
 				     orig_max_threadgroup)(self, cmd);
 
+	if (lmc_threadgroup_clamped(&cfg, orig) &&
+	    !atomic_exchange(&clamp_said, 1)) {
+		char line[400];
+
+		say(line, lmc_format_clamp(line, sizeof(line), proc_name(),
+					   &cfg, orig));
+	}
 	return (lmc_nsuint)lmc_threadgroup_answer(&cfg, orig);
 }
 
@@ -288,11 +302,12 @@ lmc_load(void)
 	Class base;
 	Method m;
 
-	if (lmc_config_load(&cfg, get_env, why, sizeof(why)) < 0) {
+	if (lmc_config_load(&cfg, get_env, proc_name(), why, sizeof(why)) < 0) {
 		atomic_store(&state, ST_DISABLED);
 		refuse(why);
 		return;
 	}
+	say(cfg.threadgroup_note, cfg.threadgroup_note_len);
 	base = objc_getClass("_MTLDevice");
 	m = base ? class_getInstanceMethod(base, s_init) : NULL;
 	atomic_store(&state, ST_ARMED);

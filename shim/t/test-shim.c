@@ -103,10 +103,10 @@ test_config_defaults_and_answers(void)
 	char line[400];
 
 	env_fm = "1009"; env_tg = NULL; env_ws = NULL;
-	CHECK(lmc_config_load(&c, fake_getenv, why, sizeof(why)) == 0);
+	CHECK(lmc_config_load(&c, fake_getenv, "llama-bench", why, sizeof(why)) == 0);
 	CHECK(c.family_max == 1009);
-	CHECK(c.threadgroup_memory == 65536);
-	CHECK(!c.has_working_set);
+	CHECK(!c.has_threadgroup_limit && !c.has_working_set);
+	CHECK(c.threadgroup_note_len == 0);
 
 	CHECK(lmc_family_answer(&c, 0, 1000) == 0);
 	CHECK(lmc_family_answer(&c, 0, 1001) == 1);
@@ -118,21 +118,42 @@ test_config_defaults_and_answers(void)
 	CHECK(lmc_family_answer(&c, 0, 5001) == 0);
 	CHECK(lmc_family_answer(&c, 0, -1) == 0);
 	CHECK(lmc_family_answer(&c, 1, 1010) == 1);
-	CHECK(lmc_threadgroup_answer(&c, 32768) == 65536);
+	/* No limit configured: the device's own answer, never raised
+	 * (the published shim's default raised it to 65536). */
+	CHECK(lmc_threadgroup_answer(&c, 32768) == 32768);
 	CHECK(lmc_threadgroup_answer(&c, 131072) == 131072);
+	CHECK(!lmc_threadgroup_clamped(&c, 32768));
 	CHECK(lmc_working_set_answer(&c, 77) == 77);
 
 	lmc_format_banner(line, sizeof(line), "llama-bench", &c);
 	CHECK_STR(line, "[LumeMetalCapabilities] Enabled for llama-bench "
-		  "(appleFamilyMax=1009 maxThreadgroupMemory=65536)\n");
+		  "(appleFamilyMax=1009)\n");
 
 	/* Empty optional variables count as unset (published behaviour). */
 	env_tg = ""; env_ws = "";
-	CHECK(lmc_config_load(&c, fake_getenv, why, sizeof(why)) == 0);
-	CHECK(c.threadgroup_memory == 65536 && !c.has_working_set);
+	CHECK(lmc_config_load(&c, fake_getenv, "llama-bench", why, sizeof(why)) == 0);
+	CHECK(!c.has_threadgroup_limit && !c.has_working_set);
+	CHECK(c.threadgroup_note_len == 0);
+
+	/* A limit only lowers: below the device's answer it wins, above
+	 * it the device's answer stands (and the shim says so). */
+	env_tg = "32768";
+	CHECK(lmc_config_load(&c, fake_getenv, "llama-bench", why, sizeof(why)) == 0);
+	CHECK(c.has_threadgroup_limit && c.threadgroup_limit == 32768);
+	CHECK(lmc_threadgroup_answer(&c, 65536) == 32768);
+	CHECK(lmc_threadgroup_answer(&c, 32768) == 32768);
+	CHECK(lmc_threadgroup_answer(&c, 16384) == 16384);
+	CHECK(!lmc_threadgroup_clamped(&c, 65536));
+	CHECK(!lmc_threadgroup_clamped(&c, 32768));
+	CHECK(lmc_threadgroup_clamped(&c, 16384));
+	lmc_format_clamp(line, sizeof(line), "llama-bench", &c, 16384);
+	CHECK_STR(line, "[LumeMetalCapabilities] "
+		  "LUME_METAL_MAX_THREADGROUP_MEMORY=32768 is above the 16384 "
+		  "bytes the device of llama-bench reports; answering 16384 "
+		  "(the shim only lowers it)\n");
 
 	env_fm = "0x7CF"; env_tg = "32768"; env_ws = "0x400000000";
-	CHECK(lmc_config_load(&c, fake_getenv, why, sizeof(why)) == 0);
+	CHECK(lmc_config_load(&c, fake_getenv, "llama-bench", why, sizeof(why)) == 0);
 	CHECK(c.family_max == 1999);
 	CHECK(c.has_working_set && c.working_set == 0x400000000ULL);
 	CHECK(lmc_working_set_answer(&c, 1) == 0x400000000ULL);
@@ -165,9 +186,9 @@ static const struct {
 	{ "1009\n", NULL, NULL, "LUME_METAL_APPLE_FAMILY_MAX='1009?' is not an unsigned number" },
 	{ "123456789012345678901234567890123456789", NULL, NULL,
 	  "LUME_METAL_APPLE_FAMILY_MAX='12345678901234567890123456789012...' is not an unsigned number" },
-	{ "1009", "64k", NULL, "LUME_METAL_MAX_THREADGROUP_MEMORY='64k' is not an unsigned number" },
-	{ "1009", "-1", NULL, "LUME_METAL_MAX_THREADGROUP_MEMORY='-1' is not an unsigned number" },
-	{ "1009", " ", NULL, "LUME_METAL_MAX_THREADGROUP_MEMORY=' ' is not an unsigned number" },
+	/* A malformed threadgroup limit is ignored, not refused (see
+	 * ignored_limits); with a bad working set the whole shim refuses. */
+	{ "1009", "64k", "0x", "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE='0x' is not an unsigned number" },
 	{ "1009", NULL, "0x", "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE='0x' is not an unsigned number" },
 	{ "1009", NULL, "12 GB", "LUME_METAL_RECOMMENDED_WORKING_SET_SIZE='12 GB' is not an unsigned number" },
 };
@@ -184,8 +205,55 @@ test_config_rejects(void)
 		env_tg = bad_configs[i].tg;
 		env_ws = bad_configs[i].ws;
 		strcpy(why, "unchanged");
-		CHECK(lmc_config_load(&c, fake_getenv, why, sizeof(why)) < 0);
+		CHECK(lmc_config_load(&c, fake_getenv, "llama-bench", why, sizeof(why)) < 0);
 		CHECK_STR(why, bad_configs[i].why);
+	}
+}
+
+/*
+ * LUME_METAL_MAX_THREADGROUP_MEMORY values the shim ignores, each with
+ * its note; the rest of the configuration still applies.
+ */
+static const struct {
+	const char *tg, *note;
+} ignored_limits[] = {
+	{ "64k", "[LumeMetalCapabilities] Ignoring LUME_METAL_MAX_THREADGROUP_MEMORY='64k' for llama-bench: not an unsigned number; maxThreadgroupMemoryLength stays what the device reports\n" },
+	{ "-1", "[LumeMetalCapabilities] Ignoring LUME_METAL_MAX_THREADGROUP_MEMORY='-1' for llama-bench: not an unsigned number; maxThreadgroupMemoryLength stays what the device reports\n" },
+	{ " ", "[LumeMetalCapabilities] Ignoring LUME_METAL_MAX_THREADGROUP_MEMORY=' ' for llama-bench: not an unsigned number; maxThreadgroupMemoryLength stays what the device reports\n" },
+	{ "0x", "[LumeMetalCapabilities] Ignoring LUME_METAL_MAX_THREADGROUP_MEMORY='0x' for llama-bench: not an unsigned number; maxThreadgroupMemoryLength stays what the device reports\n" },
+	{ "32768\n", "[LumeMetalCapabilities] Ignoring LUME_METAL_MAX_THREADGROUP_MEMORY='32768?' for llama-bench: not an unsigned number; maxThreadgroupMemoryLength stays what the device reports\n" },
+	{ "0", "[LumeMetalCapabilities] Ignoring LUME_METAL_MAX_THREADGROUP_MEMORY='0' for llama-bench: 0 bytes is no usable limit; maxThreadgroupMemoryLength stays what the device reports\n" },
+	{ "000", "[LumeMetalCapabilities] Ignoring LUME_METAL_MAX_THREADGROUP_MEMORY='000' for llama-bench: 0 bytes is no usable limit; maxThreadgroupMemoryLength stays what the device reports\n" },
+	{ "18446744073709551616", "[LumeMetalCapabilities] Ignoring LUME_METAL_MAX_THREADGROUP_MEMORY='18446744073709551616' for llama-bench: not an unsigned number; maxThreadgroupMemoryLength stays what the device reports\n" },
+};
+
+static void
+test_config_ignores_bad_limit(void)
+{
+	struct lmc_config c;
+	char why[200];
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(ignored_limits); i++) {
+		env_fm = "1009"; env_tg = ignored_limits[i].tg; env_ws = "4096";
+		CHECK(lmc_config_load(&c, fake_getenv, "llama-bench", why,
+				      sizeof(why)) == 0);
+		CHECK(c.family_max == 1009 && c.has_working_set);
+		CHECK(!c.has_threadgroup_limit);
+		CHECK(lmc_threadgroup_answer(&c, 32768) == 32768);
+		CHECK_STR(c.threadgroup_note, ignored_limits[i].note);
+		CHECK(c.threadgroup_note_len == strlen(ignored_limits[i].note));
+	}
+	/* The probe reads the limit the same way. */
+	{
+		unsigned long long v = 0;
+
+		env_tg = "0x8000";
+		CHECK(lmc_threadgroup_limit(fake_getenv, &v) == 1 && v == 32768);
+		env_tg = "";
+		CHECK(lmc_threadgroup_limit(fake_getenv, &v) == 0);
+		env_tg = "0";
+		CHECK(lmc_threadgroup_limit(fake_getenv, &v) == -1);
 	}
 }
 
@@ -295,8 +363,8 @@ run_child(const struct scenario *s, void (*fn)(const struct scenario *))
 	unlink(path);
 }
 
-/* fmt with its one %s replaced by this program's name (the shim's
- * process name); four rotating static buffers. */
+/* fmt with its one or two %s replaced by this program's name (the
+ * shim's process name); four rotating static buffers. */
 static const char *
 line_for(const char *fmt)
 {
@@ -304,7 +372,8 @@ line_for(const char *fmt)
 	static int k;
 
 	k = (k + 1) % 4;
-	snprintf(bufs[k], sizeof(bufs[k]), fmt, program_invocation_short_name);
+	snprintf(bufs[k], sizeof(bufs[k]), fmt, program_invocation_short_name,
+		 program_invocation_short_name);
 	return bufs[k];
 }
 
@@ -387,7 +456,7 @@ child_private_1009(const struct scenario *s)
 	CHECK(atomic_load(&fake_calls.init) == 1);
 
 	check_answers(dev, 1009);
-	CHECK(fake_tg(dev) == 65536);
+	CHECK(fake_tg(dev) == FAKE_STOCK_TG);     /* no limit: never raised */
 	CHECK(atomic_load(&fake_calls.tg) == 1);
 	CHECK(fake_ws(dev) == FAKE_STOCK_WS);     /* not configured */
 	CHECK(atomic_load(&fake_calls.ws) == 1);
@@ -420,7 +489,7 @@ test_hooked_private_class(void)
 
 	run_child(&s, child_private_1009);
 	CHECK_STR(child_err, line_for("[LumeMetalCapabilities] Enabled for "
-		  "%s (appleFamilyMax=1009 maxThreadgroupMemory=65536)\n"));
+		  "%s (appleFamilyMax=1009)\n"));
 }
 
 static void
@@ -430,8 +499,11 @@ child_private_1999(const struct scenario *s)
 
 	fake_device_init(dev);
 	check_answers(dev, 1999);
-	/* Configured below the device's own value: the original wins. */
-	CHECK(fake_tg(dev) == FAKE_STOCK_TG);
+	/* Configured below the device's own value: the limit wins (this
+	 * was max(original, limit), raising, before the shim only
+	 * lowered). */
+	CHECK(fake_tg(dev) == 16384);
+	CHECK(atomic_load(&fake_calls.tg) == 1);
 	CHECK(fake_ws(dev) == 0x400000000ULL);
 	CHECK(atomic_load(&fake_calls.ws) == 1);
 }
@@ -454,7 +526,10 @@ child_working_set_below(const struct scenario *s)
 
 	fake_device_init(dev);
 	check_answers(dev, 1001);
-	CHECK(fake_tg(dev) == 131072);
+	/* Configured above the device's value: the device's answer stands. */
+	CHECK(fake_tg(dev) == FAKE_STOCK_TG);
+	CHECK(fake_tg(dev) == FAKE_STOCK_TG);
+	CHECK(atomic_load(&fake_calls.tg) == 2);
 	CHECK(fake_ws(dev) == FAKE_STOCK_WS);
 }
 
@@ -464,8 +539,13 @@ test_hooked_working_set_below(void)
 	struct scenario s = { FAKE_PRIVATE, "1001", "131072", "1024", 1 };
 
 	run_child(&s, child_working_set_below);
-	CHECK(strstr(child_err, "(appleFamilyMax=1001 maxThreadgroupMemory="
-		     "131072 recommendedMaxWorkingSetSize=1024)\n") != NULL);
+	/* The banner, then one clamp line for two queries. */
+	CHECK_STR(child_err, line_for("[LumeMetalCapabilities] Enabled for %s "
+		  "(appleFamilyMax=1001 maxThreadgroupMemory=131072 "
+		  "recommendedMaxWorkingSetSize=1024)\n"
+		  "[LumeMetalCapabilities] LUME_METAL_MAX_THREADGROUP_MEMORY="
+		  "131072 is above the 32768 bytes the device of %s reports; "
+		  "answering 32768 (the shim only lowers it)\n"));
 }
 
 static void
@@ -480,18 +560,18 @@ child_public(const struct scenario *s)
 	CHECK(atomic_load(&fake_calls.release) == 1);
 	dev = fake_device_new();
 	check_answers(dev, 1009);
-	CHECK(fake_tg(dev) == 65536);
+	CHECK(fake_tg(dev) == 32000);
 	check_answers(fake_object_new("FakeOtherDevice"), 0);
 }
 
 static void
 test_hooked_public_fallback(void)
 {
-	struct scenario s = { FAKE_PUBLIC, "1009", NULL, NULL, 1 };
+	struct scenario s = { FAKE_PUBLIC, "1009", "32000", NULL, 1 };
 
 	run_child(&s, child_public);
 	CHECK_STR(child_err, line_for("[LumeMetalCapabilities] Enabled for "
-		  "%s (appleFamilyMax=1009 maxThreadgroupMemory=65536)\n"));
+		  "%s (appleFamilyMax=1009 maxThreadgroupMemory=32000)\n"));
 }
 
 static void
@@ -511,7 +591,7 @@ test_hooked_copy_all_fallback(void)
 
 	run_child(&s, child_copy_all);
 	CHECK(count_lines(child_err) == 1);
-	CHECK(strstr(child_err, line_for("Enabled for %s (appleFamilyMax=1008 "))
+	CHECK(strstr(child_err, line_for("Enabled for %s (appleFamilyMax=1008)\n"))
 	      != NULL);
 }
 
@@ -597,6 +677,31 @@ test_malformed_configs_untouched(void)
 	}
 }
 
+static void
+child_ignored_limit(const struct scenario *s)
+{
+	id dev = fake_device_new();
+
+	fake_device_init(dev);
+	CHECK_STR(shim_status(), "installed");
+	check_answers(dev, 1009);
+	CHECK(fake_tg(dev) == FAKE_STOCK_TG);
+}
+
+/* A malformed limit: the note, then the banner; the family still hooked. */
+static void
+test_ignored_limit_in_process(void)
+{
+	struct scenario s = { FAKE_PRIVATE, "1009", "32k", NULL, 1 };
+
+	run_child(&s, child_ignored_limit);
+	CHECK_STR(child_err, line_for("[LumeMetalCapabilities] Ignoring "
+		  "LUME_METAL_MAX_THREADGROUP_MEMORY='32k' for %s: not an "
+		  "unsigned number; maxThreadgroupMemoryLength stays what the "
+		  "device reports\n"
+		  "[LumeMetalCapabilities] Enabled for %s (appleFamilyMax=1009)\n"));
+}
+
 #define NTHREADS 8
 
 static pthread_barrier_t barrier;
@@ -610,7 +715,7 @@ racer(void *arg)
 	pthread_barrier_wait(&barrier);
 	fake_device_init(dev);
 	/* Whoever returns from init must already see the hooks. */
-	*ok = fake_supports(dev, 1009) == 1 && fake_tg(dev) == 65536;
+	*ok = fake_supports(dev, 1009) == 1 && fake_tg(dev) == 16384;
 	return NULL;
 }
 
@@ -641,14 +746,14 @@ child_concurrent(const struct scenario *s)
 static void
 test_concurrent_first_calls(void)
 {
-	struct scenario s = { FAKE_PRIVATE, "1009", NULL, NULL, 1 };
+	struct scenario s = { FAKE_PRIVATE, "1009", "16384", NULL, 1 };
 	int round;
 
 	for (round = 0; round < 20; round++) {
 		run_child(&s, child_concurrent);
 		CHECK_STR(child_err, line_for("[LumeMetalCapabilities] "
 			  "Enabled for %s (appleFamilyMax=1009 "
-			  "maxThreadgroupMemory=65536)\n"));
+			  "maxThreadgroupMemory=16384)\n"));
 	}
 }
 
@@ -671,6 +776,7 @@ static const char probe_stock_json[] =
 	"  \"highestFamily\": {\"apple\": 1005, \"mac\": 2002, "
 	"\"common\": 3003, \"metal\": null},\n"
 	"  \"maxThreadgroupMemoryLength\": 32768,\n"
+	"  \"maxThreadgroupMemoryLimit\": null,\n"
 	"  \"recommendedMaxWorkingSetSize\": 12009275392,\n"
 	"  \"hasUnifiedMemory\": true,\n"
 	"  \"shim\": {\"loaded\": false}\n"
@@ -704,7 +810,6 @@ probe_shimmed_json(void)
 	replace1(out, sizeof(out), "\"1008\": false", "\"1008\": true");
 	replace1(out, sizeof(out), "\"1009\": false", "\"1009\": true");
 	replace1(out, sizeof(out), "\"apple\": 1005", "\"apple\": 1009");
-	replace1(out, sizeof(out), "Length\": 32768", "Length\": 65536");
 	replace1(out, sizeof(out), "{\"loaded\": false}",
 		 "{\"loaded\": true, \"status\": \"installed\"}");
 	return out;
@@ -812,10 +917,11 @@ child_probe_kv(const struct scenario *s)
 		CHECK_STR(probe_kv, "device=Apple Paravirtual device\n"
 			  "family=1009\n"
 			  "supports_family=true\n"
-			  "max_threadgroup_memory=65536\n"
+			  "max_threadgroup_memory=32768\n"
 			  "highest_apple_family=1009\n"
 			  "recommended_max_working_set_size=12009275392\n"
 			  "has_unified_memory=true\n"
+			  "max_threadgroup_memory_limit=\n"
 			  "shim_loaded=true\n"
 			  "shim_status=installed\n");
 	else
@@ -826,6 +932,7 @@ child_probe_kv(const struct scenario *s)
 			  "highest_apple_family=1005\n"
 			  "recommended_max_working_set_size=12009275392\n"
 			  "has_unified_memory=true\n"
+			  "max_threadgroup_memory_limit=\n"
 			  "shim_loaded=false\n"
 			  "shim_status=\n");
 }
@@ -868,15 +975,57 @@ test_probe_json_family(void)
 	run_child(&shim, child_probe_json_family);
 }
 
+/* The limit as the probe shows it, with the shim and without it. */
+static void
+child_probe_kv_limit(const struct scenario *s)
+{
+	id dev = fake_device_new();
+	FILE *fp = fmemopen(probe_kv, sizeof(probe_kv), "w");
+
+	fake_device_init(dev);
+	CHECK(lmc_probe_write_kv(fp, dev, 1009, lmc_probe_shim_status()) == 0);
+	fclose(fp);
+	if (!strcmp(s->tg, "16384") && s->load_shim)
+		CHECK(strstr(probe_kv, "\nmax_threadgroup_memory=16384\n") &&
+		      strstr(probe_kv, "\nmax_threadgroup_memory_limit=16384\n"));
+	else if (!strcmp(s->tg, "16384"))
+		/* Asked for, not loaded: the limit shows, the answer is stock. */
+		CHECK(strstr(probe_kv, "\nmax_threadgroup_memory=32768\n") &&
+		      strstr(probe_kv, "\nmax_threadgroup_memory_limit=16384\n"));
+	else
+		CHECK(strstr(probe_kv, "\nmax_threadgroup_memory=32768\n") &&
+		      strstr(probe_kv, "\nmax_threadgroup_memory_limit=ignored\n"));
+	fp = fmemopen(probe_out, sizeof(probe_out), "w");
+	CHECK(lmc_probe_write(fp, dev, lmc_probe_shim_status()) == 0);
+	fclose(fp);
+	CHECK(strstr(probe_out, !strcmp(s->tg, "16384") ?
+		     "\"maxThreadgroupMemoryLimit\": 16384,\n" :
+		     "\"maxThreadgroupMemoryLimit\": \"ignored\",\n") != NULL);
+}
+
+static void
+test_probe_limit(void)
+{
+	struct scenario shim = { FAKE_PRIVATE, "1009", "16384", NULL, 1 };
+	struct scenario stock = { FAKE_PRIVATE, "1009", "16384", NULL, 0 };
+	struct scenario bad = { FAKE_PRIVATE, "1009", "0", NULL, 1 };
+
+	run_child(&shim, child_probe_kv_limit);
+	run_child(&stock, child_probe_kv_limit);
+	run_child(&bad, child_probe_kv_limit);
+}
+
 static const struct test_case tests[] = {
 	{ "parse_u64 strict strtoull(..., 0)", test_parse_u64 },
 	{ "config defaults, answers, banner", test_config_defaults_and_answers },
 	{ "config rejects every malformed value", test_config_rejects },
+	{ "config ignores a malformed or zero threadgroup limit, with a note", test_config_ignores_bad_limit },
 	{ "refusal line format", test_refusal_format },
 	{ "stock answers without the shim", test_stock_without_shim },
 	{ "hooks via _MTLDevice initGPUFamilySupport (max 1009)", test_hooked_private_class },
-	{ "hooks at max 1999, threadgroup below, working set above", test_hooked_max_and_working_set },
-	{ "hooks at max 1001, threadgroup above, working set below", test_hooked_working_set_below },
+	{ "hooks at max 1999, threadgroup limit below the device (lowers), working set above", test_hooked_max_and_working_set },
+	{ "hooks at max 1001, threadgroup limit above the device (clamped, one line), working set below", test_hooked_working_set_below },
+	{ "malformed threadgroup limit: ignored with a note, family still hooked", test_ignored_limit_in_process },
 	{ "hooks via MTLCreateSystemDefaultDevice fallback", test_hooked_public_fallback },
 	{ "hooks via MTLCopyAllDevices fallback", test_hooked_copy_all_fallback },
 	{ "no device: fails closed with one line", test_no_device },
@@ -886,6 +1035,7 @@ static const struct test_case tests[] = {
 	{ "probe JSON on the fake device, stock and shimmed", test_probe_json },
 	{ "probe command line: [--json] [FAMILY] as the published probe", test_probe_args },
 	{ "probe key=value lines, stock and shimmed", test_probe_kv },
+	{ "probe shows the threadgroup limit asked for and the answer", test_probe_limit },
 	{ "probe --json with a family answers it first", test_probe_json_family },
 };
 

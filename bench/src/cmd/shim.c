@@ -3,6 +3,7 @@
 #include "models/hash.h"
 #include "run/launchagent.h"
 #include "run/plan.h"
+#include "run/shimlib.h"
 #include "run/target.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -18,6 +19,7 @@ struct la_opts {
 	const char *label, *program, *library, *stdout_path, *stderr_path;
 	const char *output;
 	long family_max, threadgroup, working_set;
+	int allow_arm64_only;
 };
 
 #define LO struct la_opts
@@ -27,18 +29,22 @@ static const struct opt la_opts[] = {
 	OPT_S("program", 0, LO, program, "PATH",
 	      "absolute path of the workload"),
 	OPT_S("library", 0, LO, library, "DYLIB",
-	      "absolute path of the shim dylib (the arm64e one for arm64e "
-	      "programs)"),
+	      "absolute path of the shim dylib: the universal "
+	      "LumeMetalCapabilities.dylib (arm64 and arm64e)"),
 	OPT_I("family-max", 0, LO, family_max, "N", 1001, 1999,
 	      "highest Apple GPU family, 1001-1999"),
-	OPT_I("threadgroup-memory", 0, LO, threadgroup, "N", 0, MAX_EXACT,
-	      "bytes (shim default 65536)"),
+	OPT_I("threadgroup-memory", 0, LO, threadgroup, "N", 1, MAX_EXACT,
+	      "a limit in bytes, e.g. 32768: the shim only lowers the "
+	      "device's answer (default: the device's own)"),
 	OPT_I("working-set", 0, LO, working_set, "N", 0, MAX_EXACT,
 	      "recommendedMaxWorkingSetSize in bytes"),
 	OPT_S("stdout", 0, LO, stdout_path, "PATH",
 	      "log file (default /tmp/LABEL.stdout.log)"),
 	OPT_S("stderr", 0, LO, stderr_path, "PATH",
 	      "log file (default /tmp/LABEL.stderr.log)"),
+	OPT_F("allow-arm64-only", 0, LO, allow_arm64_only,
+	      "accept a DYLIB without an arm64e slice (no process of the job "
+	      "is arm64e)"),
 	OPT_S("output", 'o', LO, output, "FILE",
 	      "write the plist to FILE (usually "
 	      "~/Library/LaunchAgents/LABEL.plist) and the commands to stdout; "
@@ -66,6 +72,10 @@ static const struct command cmd_shim_launchagent = {
 		"or KeepAlive. Then prints the plutil -lint, launchctl bootstrap,\n"
 		"kickstart and rollback (bootout, remove the plist) commands.\n"
 		"Never use `launchctl setenv` for the shim: it reaches every job.\n"
+		"\n"
+		"When DYLIB is a file here, it must be a Mach-O dylib with an arm64e\n"
+		"slice (the universal one): the job's arm64e children inherit the\n"
+		"variable and dyld terminates them on an arm64-only dylib.\n"
 		"\n"
 		"--label, --program, --library and --family-max are required; the\n"
 		"program's own arguments go after --.\n",
@@ -110,11 +120,14 @@ static const struct command cmd_shim_pin = {
 	.synopsis = "[--library PATH] [--models-dir DIR] PLAN VARIANT DYLIB",
 	.description =
 		"Sets inject.sha256 of VARIANT in PLAN to the SHA-256 of DYLIB (the\n"
-		"file `make shim` wrote, e.g. build/shim/LumeMetalCapabilities-\n"
-		"arm64.dylib) and, with --library, inject.library to the path it has\n"
-		"on the target. PLAN is rewritten through the JSON module: every\n"
-		"other key and value is kept, and the result must load as a plan\n"
-		"before it replaces the file. `run` refuses a library whose hash\n"
+		"file `make shim` wrote: build/shim/LumeMetalCapabilities.dylib, the\n"
+		"universal one) and, with --library, inject.library to the path it\n"
+		"has on the target. DYLIB must be a Mach-O dylib with an arm64 or\n"
+		"arm64e slice or an ELF shared object (LD_PRELOAD); an arm64-only\n"
+		"dylib is pinned with a warning (arm64e processes cannot load it).\n"
+		"PLAN is rewritten through the JSON module: every other key and\n"
+		"value is kept, and the result must load as a plan before it\n"
+		"replaces the file. `run` refuses a library whose hash\n"
 		"differs from the pin, so pin what you install.\n",
 	.opts = pin_opts,
 	.epilogue = "Exit: 0 pinned; 2 bad plan, variant or arguments; 3 DYLIB "
@@ -130,9 +143,10 @@ static const struct command cmd_shim_install = {
 	.synopsis = "[--library PATH] [--probe FILE] [--models-dir DIR]\n"
 		"                          PLAN VARIANT DYLIB",
 	.description =
-		"Installs DYLIB where VARIANT injects it (inject.library, or\n"
-		"--library) on the variant's target: a copy for a local target, scp\n"
-		"for ssh, lume and tart targets (to the host, to the guest address\n"
+		"Installs DYLIB (checked as by `shim pin`) where VARIANT injects\n"
+		"it (inject.library, or --library) on the variant's target: a copy\n"
+		"for a local target, scp for ssh, lume and tart targets (to the\n"
+		"host, to the guest address\n"
 		"from `lume get` or `tart ip`, as the target's user with its\n"
 		"ssh_options) into PATH.part, then a move into place over the\n"
 		"target's transport. The SHA-256 is read back on the target and must\n"
@@ -201,8 +215,9 @@ launchagent(int argc, char **argv, struct cmd_ctx *ctx)
 	struct buf plist = BUF_INIT, cmds = BUF_INIT;
 	char family[32], threadgroup[32], working_set[32];
 	const char **args = NULL;
+	char *what = NULL;
 	size_t nargs;
-	int dd, ret = EXIT_OK;
+	int dd, checked = 0, ret = EXIT_OK;
 
 	/* Only what comes before "--" is parsed: nothing after it, not even
 	 * --help, is an option of ours. */
@@ -238,11 +253,21 @@ launchagent(int argc, char **argv, struct cmd_ctx *ctx)
 	la.stderr_path = o.stderr_path;
 	la.args = dd < argc ? argv + dd + 1 : argv + argc;
 	la.nargs = dd < argc ? (size_t)(argc - dd - 1) : 0;
+	la.allow_arm64_only = o.allow_arm64_only;
 
-	if (launchagent_validate(&la) < 0 || launchagent_plist(&plist, &la) < 0) {
+	if (launchagent_validate(&la) < 0 ||
+	    (checked = launchagent_check_library(&la, &what)) < 0 ||
+	    launchagent_plist(&plist, &la) < 0) {
 		ret = EXIT_USAGE;
 		goto cleanup;
 	}
+	if (checked)
+		fprintf(stderr, "library: %s: %s\n", la.library, what);
+	else
+		fprintf(stderr, "note: '%s' is not on this machine, so its "
+			"slices were not checked; inject the universal "
+			"LumeMetalCapabilities.dylib (arm64 and arm64e)\n",
+			la.library);
 	launchagent_commands(&cmds, &la, o.output);
 	if (o.output) {
 		if (write_file_atomic(o.output, plist.buf, plist.len) < 0) {
@@ -259,9 +284,34 @@ launchagent(int argc, char **argv, struct cmd_ctx *ctx)
 		ret = EXIT_ENV;
 	}
 cleanup:
+	free(what);
 	buf_release(&plist);
 	buf_release(&cmds);
 	return ret;
+}
+
+/*
+ * Says what the library at path is; an exit code: EXIT_USAGE when it is
+ * no library at all or a Mach-O file no arm64 process can load, a
+ * warning (and EXIT_OK) for an arm64-only dylib.
+ */
+static int
+describe_library(const char *path)
+{
+	struct shimlib_info info;
+	struct buf b = BUF_INIT;
+
+	if (shimlib_inspect(path, &info) < 0)
+		return EXIT_USAGE;
+	if (info.format == SHIMLIB_MACHO &&
+	    shimlib_check_macos(path, &info) < 0)
+		return EXIT_USAGE;
+	shimlib_describe(&b, &info);
+	printf("library: %s: %s\n", path, b.buf);
+	buf_release(&b);
+	if (info.format == SHIMLIB_MACHO && !info.has_arm64e)
+		warning("'%s': " SHIMLIB_NO_ARM64E_WARNING, path);
+	return EXIT_OK;
 }
 
 /* Pins the plan and says what changed; an exit code. */
@@ -297,7 +347,7 @@ shim_pin(int argc, char **argv, struct cmd_ctx *ctx)
 		return ret < 0 ? EXIT_USAGE : EXIT_OK;
 	if (hash_file_sha256(args[2], hex) < 0)
 		ret = EXIT_ENV;
-	else
+	else if ((ret = describe_library(args[2])) == EXIT_OK)
 		ret = pin(args[0], args[1], o.library, o.models_dir, hex, args[2]);
 	free(args);
 	return ret;
@@ -348,6 +398,9 @@ shim_install(int argc, char **argv, struct cmd_ctx *ctx)
 	if (hash_file_sha256(args[2], hex) < 0 ||
 	    (o.probe && hash_file_sha256(o.probe, phex) < 0))
 		goto cleanup;
+	if ((ret = describe_library(args[2])) != EXIT_OK)
+		goto cleanup;
+	ret = EXIT_ENV;
 	if (target_install_file(t, args[2], dst, 0, hex) < 0)
 		goto cleanup;
 	printf("installed: %s -> target '%s' (%s) %s, SHA-256 %s checked there\n",

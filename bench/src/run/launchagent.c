@@ -1,12 +1,16 @@
 /*
  * LaunchAgent plist writer for the capability shim (see launchagent.h).
  */
+#define _POSIX_C_SOURCE 200809L
 #include "run/launchagent.h"
+#include "run/shimlib.h"
 #include "base/util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /*
  * Decodes one UTF-8 sequence at s; returns its length and sets *cp, or
@@ -161,9 +165,10 @@ launchagent_validate(const struct launchagent *la)
 		      la->family_max ? la->family_max : "");
 		goto cleanup;
 	}
-	if (la->threadgroup && parse_decimal(la->threadgroup, &v) < 0) {
+	if (la->threadgroup && (parse_decimal(la->threadgroup, &v) < 0 ||
+				v == 0)) {
 		error("--threadgroup-memory '%s' must be a decimal number of "
-		      "bytes", la->threadgroup);
+		      "bytes above 0 (the shim ignores 0)", la->threadgroup);
 		goto cleanup;
 	}
 	if (la->working_set && parse_decimal(la->working_set, &v) < 0) {
@@ -185,6 +190,33 @@ launchagent_validate(const struct launchagent *la)
 cleanup:
 	buf_release(&scratch);
 	return ret;
+}
+
+int
+launchagent_check_library(const struct launchagent *la, char **what)
+{
+	struct shimlib_info info;
+	struct buf b = BUF_INIT;
+	struct stat st;
+
+	*what = NULL;
+	if (stat(la->library, &st) < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		return error("--library '%s': %s", la->library,
+			     strerror(errno));
+	}
+	if (shimlib_inspect(la->library, &info) < 0 ||
+	    shimlib_check_macos(la->library, &info) < 0)
+		return error("--library '%s' cannot be injected (above)",
+			     la->library);
+	if (!info.has_arm64e && !la->allow_arm64_only)
+		return error("--library '%s': " SHIMLIB_NO_ARM64E_WARNING
+			     " (or pass --allow-arm64-only when no process of "
+			     "the job is arm64e)", la->library);
+	shimlib_describe(&b, &info);
+	*what = buf_detach(&b, NULL);
+	return 1;
 }
 
 static int

@@ -23,6 +23,7 @@ struct launchagent {
 	const char *stderr_path;    /* absolute; NULL: /tmp/LABEL.stderr.log */
 	char *const *args;          /* program arguments after the program */
 	size_t nargs;
+	int allow_arm64_only;       /* accept a dylib without an arm64e slice */
 };
 
 /*
@@ -32,6 +33,17 @@ struct launchagent {
  * XML 1.0 cannot carry: control characters or invalid UTF-8).
  */
 int launchagent_validate(const struct launchagent *la);
+
+/*
+ * Checks the library when it is a file here (the agent is usually
+ * written where it runs): it must be a Mach-O dylib with an arm64 or
+ * arm64e slice, and, unless allow_arm64_only, with an arm64e slice, for
+ * the job's arm64e children inherit DYLD_INSERT_LIBRARIES and dyld
+ * terminates them on an arm64-only dylib. Returns 1 checked (*what then
+ * describes it, malloc'd), 0 when no file is at that path here (nothing
+ * checked), -1 with error() naming --library.
+ */
+int launchagent_check_library(const struct launchagent *la, char **what);
 
 /*
  * Appends the plist (XML, UTF-8) to out: Label, ProgramArguments (one

@@ -603,8 +603,8 @@ check_variant(const struct plan_target *t, const struct plan_variant *pv,
 			c->detail = xstrfmt("'%s' cannot be read there",
 					    pv->inject_lib);
 			c->fix = xstrfmt("shimbench shim install PLAN %s "
-					 "build/shim/LumeMetalCapabilities-"
-					 "arm64.dylib", pv->name);
+					 "build/shim/LumeMetalCapabilities."
+					 "dylib", pv->name);
 		} else if (strcasecmp(have, pv->inject_sha256)) {
 			c->status = "mismatch";
 			c->detail = xstrfmt("'%s' has SHA-256 %s; the plan "

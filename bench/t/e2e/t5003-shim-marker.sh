@@ -17,25 +17,25 @@ if ! make -s -C "$TOP/shim" linux O="$T_BUILD/shim" >"$WORK/build" 2>&1; then
 	test_done; exit $?
 fi
 host=$T_BUILD/shim/linux/fake-host
+# run_as_llama_bench FAMILY THREADGROUP-LIMIT ARGS...
 run_as_llama_bench() {
-	env -u LUME_METAL_MAX_THREADGROUP_MEMORY \
-		-u LUME_METAL_RECOMMENDED_WORKING_SET_SIZE \
-		LUME_METAL_APPLE_FAMILY_MAX="$1" \
-		bash -c 'exec -a llama-bench "$0" "${@}"' "$host" "${@:2}"
+	env -u LUME_METAL_RECOMMENDED_WORKING_SET_SIZE \
+		LUME_METAL_APPLE_FAMILY_MAX="$1" LUME_METAL_MAX_THREADGROUP_MEMORY="$2" \
+		bash -c 'exec -a llama-bench "$0" "${@}"' "$host" "${@:3}"
 }
-run_as_llama_bench 1009 >"$WORK/host.out" 2>"$WORK/shim.stderr"
-check "fake host with the shim runs" grep -q 'apple family 1009, max threadgroup memory 65536' "$WORK/host.out"
+run_as_llama_bench 1009 32768 >"$WORK/host.out" 2>"$WORK/shim.stderr"
+check "fake host with the shim runs" grep -q 'apple family 1009, max threadgroup memory 32768' "$WORK/host.out"
 check "shim stderr equals the recorded fixture" cmp "$WORK/shim.stderr" "$FIXTURES/shim-marker.stderr"
-run_as_llama_bench 1009x >"$WORK/host2.out" 2>"$WORK/refused.stderr"
+run_as_llama_bench 1009x '' >"$WORK/host2.out" 2>"$WORK/refused.stderr"
 check "stock answers with a malformed configuration" grep -q 'apple family 1005, max threadgroup memory 32768' "$WORK/host2.out"
 check "refusal stderr equals the recorded fixture" cmp "$WORK/refused.stderr" "$FIXTURES/shim-refusal.stderr"
-run_as_llama_bench 1009 --probe >"$WORK/probe.json" 2>/dev/null
+run_as_llama_bench 1009 '' --probe >"$WORK/probe.json" 2>/dev/null
 check "probe JSON parses and reports the shim installed" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["shim"] == {"loaded": True, "status": "installed"}, d["shim"]
 assert d["highestFamily"]["apple"] == 1009 and d["highestFamily"]["metal"] is None
-assert d["supportsFamily"]["5001"] is False and d["maxThreadgroupMemoryLength"] == 65536
+assert d["supportsFamily"]["5001"] is False and d["maxThreadgroupMemoryLength"] == 32768 and d["maxThreadgroupMemoryLimit"] is None
 ' "$WORK/probe.json"
 
 # Import both recordings as runs of a shim variant that expects the

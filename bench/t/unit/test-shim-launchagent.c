@@ -106,6 +106,8 @@ test_validate(void)
 	BAD(library, "/a\001.dylib", "--library contains U+0001");
 	BAD(threadgroup, "64k", "--threadgroup-memory '64k'");
 	BAD(threadgroup, "-1", "--threadgroup-memory '-1'");
+	BAD(threadgroup, "0", "--threadgroup-memory '0' must be a decimal number of bytes above 0");
+	BAD(threadgroup, "000", "above 0 (the shim ignores 0)");
 	BAD(working_set, "1e9", "--working-set '1e9'");
 	BAD(stdout_path, "out.log", "--stdout 'out.log'");
 	BAD(stderr_path, "/tmp/\x1b.log", "--stderr contains U+001B");

@@ -23,11 +23,11 @@ test_enabled_line(void)
 
 	CHECK(buf_read_file(&err, FIX "shim-marker.stderr") == 0);
 	CHECK_STR(err.buf, "[LumeMetalCapabilities] Enabled for llama-bench "
-		  "(appleFamilyMax=1009 maxThreadgroupMemory=65536)\n");
+		  "(appleFamilyMax=1009 maxThreadgroupMemory=32768)\n");
 	json = caps_parse(err.buf, err.len);
 	CHECK(strstr(json, "\"process\":\"llama-bench\"") != NULL);
 	CHECK(strstr(json, "\"appleFamilyMax\":1009") != NULL);
-	CHECK(strstr(json, "\"maxThreadgroupMemory\":65536") != NULL);
+	CHECK(strstr(json, "\"maxThreadgroupMemory\":32768") != NULL);
 	CHECK(!strstr(json, "shim_messages"));
 	CHECK(caps_missing_markers(err.buf, err.len, shim_marker, 1, NULL) == 0);
 	CHECK(caps_verify(err.buf, err.len, shim_marker, 1, &detail) == 1);

@@ -8,6 +8,7 @@ extern FILE *__stderrp;
 #define stdout __stdoutp
 #define stderr __stderrp
 int fprintf(FILE *, const char *, ...);
+int snprintf(char *, size_t, const char *, ...);
 int fputs(const char *, FILE *);
 int fputc(int, FILE *);
 int puts(const char *);
