@@ -3,6 +3,7 @@
 #include "analysis/published.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -206,7 +207,7 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 	rc = report_build(s, &sel, &rep);
 	if (rc < 0) {
-		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 		goto cleanup;
 	}
 	if (!rep.n) {

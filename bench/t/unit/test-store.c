@@ -3,6 +3,7 @@
 #include "evidence/llamabench.h"
 #include "analysis/render.h"
 #include "analysis/stats.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
