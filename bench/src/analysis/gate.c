@@ -1,9 +1,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/gate.h"
+#include "analysis/baseline.h"
 #include "analysis/outliers.h"
 #include "analysis/provenance.h"
 #include "analysis/stats.h"
 #include "analysis/workload.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/json.h"
 #include "base/rng.h"
@@ -479,8 +481,9 @@ gate_calib_valid(const struct gate_calib *c)
 }
 
 int
-gate_calibration_run(struct store *s, const char *from, const char *power,
-		     double simulate, const struct gate_calib_opts *o,
+gate_calibration_run(struct store *s, const struct selection *from,
+		     const struct selection *power, double simulate,
+		     const struct gate_calib_opts *o,
 		     struct gate_calibration *out)
 {
 	struct workload_rows rows, prow;
@@ -507,7 +510,7 @@ gate_calibration_run(struct store *s, const char *from, const char *power,
 
 		error("%s", m);
 		free(m);
-		ret = -3;
+		ret = RC_NOTHING;
 		goto cleanup;
 	}
 	ret = workload_groups(rows.r, rows.n, &out->g, &out->n);
@@ -668,61 +671,22 @@ workload_message(const struct gate_check *k, enum gate_mode mode)
 	return m;
 }
 
-/* Copies sel into text, replacing the session and dropping OS keys. */
-static char *
-auto_selection(const struct selection *sel, int64_t session)
+/* The candidate's selection without variant, role, target and status
+ * keys, counting everything (the shim run checks look at every run). */
+static void
+session_selection(const struct selection *cand, struct selection *out)
 {
-	struct buf b = BUF_INIT;
+	static const enum sel_key drop[] = {
+		SEL_KEY_VARIANT, SEL_KEY_ROLE, SEL_KEY_TARGET,
+		SEL_KEY_VERIFICATION, SEL_KEY_STATUS,
+	};
 	size_t i;
 
-	buf_addf(&b, "session=%lld", (long long)session);
-	for (i = 0; i < sel->n; i++) {
-		const char *k = sel->keys[i];
-
-		if (!strcmp(k, "session") || !strcmp(k, "os_build") ||
-		    !strcmp(k, "os_version") || !strcmp(k, "identity"))
-			continue;
-		buf_addf(&b, ",%s=%s", k, sel->values[i]);
-	}
-	return buf_detach(&b, NULL);
-}
-
-/* Candidate selection without variant, role and target keys, counting
- * everything (the shim run checks look at every run). */
-static char *
-session_selection(const struct selection *sel)
-{
-	struct buf b = BUF_INIT;
-	size_t i;
-
-	for (i = 0; i < sel->n; i++) {
-		const char *k = sel->keys[i];
-
-		if (!strcmp(k, "variant") || !strcmp(k, "role") ||
-		    !strcmp(k, "target") || !strcmp(k, "verification") ||
-		    !strcmp(k, "status"))
-			continue;
-		buf_addf(&b, "%s=%s,", k, sel->values[i]);
-	}
-	buf_adds(&b, "include=all");
-	return buf_detach(&b, NULL);
-}
-
-/* 1 when r counts under the default plus the SEL_* bits of inc. */
-static int
-row_counted(const struct store_result *r, unsigned inc)
-{
-	if (r->session_tampered && !(inc & SEL_TAMPERED))
-		return 0;
-	if (strcmp(r->run_status, "ok") && !(inc & SEL_PARTIAL))
-		return 0;
-	if (!strcmp(r->session_status, "ok"))
-		return 1;
-	if (!strcmp(r->session_status, "failed"))
-		return !!(inc & SEL_FAILED);
-	if (!strcmp(r->session_status, "interrupted"))
-		return !!(inc & SEL_INTERRUPTED);
-	return !!(inc & SEL_UNFINISHED);
+	selection_copy(out, cand);
+	out->include = 0;
+	for (i = 0; i < ARRAY_SIZE(drop); i++)
+		selection_drop(out, drop[i]);
+	selection_set_include(out, SEL_ALL);
 }
 
 /* "session 2 (OS build 24A200)", "sessions 1, 3 (OS builds A, B)" of
@@ -764,58 +728,29 @@ side_words(const struct store_result *r, size_t n)
 }
 
 /*
- * --baseline auto: the most recently measured other session that counts
- * (status ok, not tampered) whose fingerprint equals the candidate's on
- * everything but OS version and build. Sets rep->baseline and the auto_*
- * fields; -3 after error() when there is none.
+ * --baseline auto (analysis/baseline.h): sets *base, rep->baseline and
+ * the auto_* fields; RC_NOTHING after error() when there is none.
  */
 static int
-resolve_auto(struct store *s, const char *cand_text,
-	     const struct store_result *rb, size_t nb, struct gate_report *rep)
+resolve_auto(struct store *s, const struct selection *cand,
+	     const struct store_result *rb, size_t nb, struct gate_report *rep,
+	     struct selection *base)
 {
-	struct store_baseline bl;
-	const char *measured = "";
-	struct selection p;
-	size_t i, e;
+	struct baseline_pick p;
+	int rc = baseline_auto(s, cand, rb, nb, &p);
 
-	for (e = 0; e < nb && !(rb[e].environment_id && *rb[e].base_identity);
-	     e++)
-		;
-	if (e == nb)
-		return error("--baseline auto: the candidate has no "
-			     "fingerprint to pair on"), -3;
-	for (i = 0; i < nb; i++)
-		if (strcmp(rb[i].measured_at, measured) > 0)
-			measured = rb[i].measured_at;
-	if (store_baseline_auto(s, rb[e].base_identity, rb[e].os_build,
-				rb[e].session_id, measured, &bl) < 0)
-		return -1;
-	if (!bl.session) {
-		error("--baseline auto: no other session has the candidate's "
-		      "fingerprint with another OS build and counts (status ok, "
-		      "not tampered)%s%s",
-		      *bl.skipped ? "; passed over: " : "", bl.skipped);
-		store_baseline_release(&bl);
-		return -3;
+	if (rc == 0) {
+		*base = p.sel;
+		memset(&p.sel, 0, sizeof(p.sel));
+		rep->baseline = xstrdup(base->text);
+		rep->auto_session = p.session;
+		rep->auto_os_build = p.cand_os_build;
+		rep->auto_base = p.base;
+		rep->auto_reason = p.reason;
+		p.cand_os_build = p.base = p.reason = NULL;
 	}
-	if (selection_parse(cand_text, &p) < 0) {
-		store_baseline_release(&bl);
-		return -2;
-	}
-	rep->baseline = auto_selection(&p, bl.session);
-	selection_free(&p);
-	rep->auto_session = bl.session;
-	rep->auto_os_build = xstrdup(rb[e].os_build);
-	rep->auto_base = xstrdup(rb[e].base_identity);
-	rep->auto_reason = xstrfmt(
-		"the most recently measured session (%s, OS build %s) with the "
-		"candidate's base fingerprint %.12s and another OS build than "
-		"%s that counts (status ok, not tampered)%s%s",
-		*bl.measured ? bl.measured : "date unknown", bl.os_build,
-		rb[e].base_identity, rb[e].os_build,
-		*bl.skipped ? "; passed over: " : "", bl.skipped);
-	store_baseline_release(&bl);
-	return 0;
+	baseline_pick_release(&p);
+	return rc;
 }
 
 /*
@@ -996,7 +931,8 @@ missing_checks(const struct workload_rows *ra, const struct workload_rows *rb,
 /* The workload checks against the baseline. */
 static int
 baseline_checks(struct store *s, const struct gate_opts *o,
-		const struct workload_rows *cand, struct gate_report *rep)
+		const struct selection *base, const struct workload_rows *cand,
+		struct gate_report *rep)
 {
 	struct workload_rows ra;
 	struct workload *w = NULL;
@@ -1004,7 +940,7 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 	char *why = NULL, *lo;
 	int ret;
 
-	ret = workload_load(s, rep->baseline, &ra);
+	ret = workload_load(s, base, &ra);
 	if (ret < 0)
 		goto cleanup;
 	for (i = 0; i < ra.n && !workload_row_usable(&ra.r[i]); i++)
@@ -1014,7 +950,7 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 
 		error("baseline: %s", m);
 		free(m);
-		ret = -3;
+		ret = RC_NOTHING;
 		goto cleanup;
 	}
 	lo = workload_left_out_words(&ra);
@@ -1033,9 +969,9 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 	if (!nw) {
 		error("nothing comparable between '%s' and '%s' (%zu workloads "
 		      "only in the baseline, %zu only in the candidate)%s%s",
-		      rep->baseline, o->candidate, oa, ob,
+		      rep->baseline, o->candidate->text, oa, ob,
 		      *why ? ": " : "", why);
-		ret = -4;
+		ret = WORKLOAD_INCOMPARABLE;
 		goto cleanup;
 	}
 	if (oa || ob)
@@ -1144,15 +1080,11 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 	struct workload *w = NULL;
 	size_t ns = 0, nh = 0, nw = 0, oa, ob, i, bad = 0, uncounted = 0;
 	size_t shims = 0;
-	char *text;
 	int ret = -1;
 
-	if (selection_parse(o->candidate, &sel) < 0)
-		return -2;
-	text = session_selection(&sel);
-	selection_free(&sel);
+	session_selection(o->candidate, &sel);
 	memset(&rows, 0, sizeof(rows));
-	ret = workload_load(s, text, &rows);
+	ret = workload_load(s, &sel, &rows);
 	if (ret < 0)
 		goto cleanup;
 	ret = -1;
@@ -1161,7 +1093,9 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 	shim = xcalloc(rows.n ? rows.n : 1, sizeof(*shim));
 	for (i = 0; i < rows.n; i++) {
 		const struct store_result *r = &rows.r[i];
-		int counted = row_counted(r, inc);
+		int counted = selection_counts(inc, r->session_status,
+					       r->session_tampered,
+					       r->run_status);
 
 		if (!strcmp(r->role, "shim")) {
 			shims++;
@@ -1181,7 +1115,7 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 	if (!shims) {
 		add_check(rep, "shim-verified", "shim runs", GATE_REGRESSION,
 			  xstrfmt("the candidate '%s' has no shim runs",
-				  o->candidate));
+				  o->candidate->text));
 		ret = 0;
 		goto cleanup;
 	}
@@ -1190,7 +1124,7 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 			  xstrfmt("%zu shim results, every run "
 				  "injection-verified", shims));
 	if (workload_match(stock, ns, shim, nh, &w, &nw, &oa, &ob, NULL) < 0) {
-		ret = -2;
+		ret = RC_USAGE;
 		goto cleanup;
 	}
 	for (i = 0; i < nw; i++)
@@ -1204,14 +1138,14 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 	else if (!nw && !bad)
 		add_check(rep, "shim-speedup", "shim / stock", GATE_REGRESSION,
 			  xstrfmt("no stock run to compare the shim with in "
-				  "'%s'", text));
+				  "'%s'", sel.text));
 	ret = 0;
 cleanup:
 	workloads_free(w, nw);
 	free(stock);
 	free(shim);
 	workload_rows_release(&rows);
-	free(text);
+	selection_free(&sel);
 	return ret;
 }
 
@@ -1238,6 +1172,7 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 		 struct gate_report *rep)
 {
 	struct workload_rows rb;
+	struct selection base = { 0 };
 	size_t i;
 	int ret, counts;
 	char *words;
@@ -1249,8 +1184,8 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 		goto cleanup;
 	if (!rb.n && !rb.nlo) {
 		error("nothing matched the selection '%s' (the candidate)",
-		      o->candidate);
-		ret = -3;
+		      o->candidate->text);
+		ret = RC_NOTHING;
 		goto cleanup;
 	}
 	for (i = 0; i < rb.n && !workload_row_usable(&rb.r[i]); i++)
@@ -1273,22 +1208,23 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 		ret = -1;
 		goto cleanup;
 	}
-	if (o->baseline && !counts) {
+	if ((o->baseline || o->baseline_auto) && !counts) {
 		char *m = workload_nothing_words(&rb);
 
 		add_check(rep, "workload", "candidate", GATE_INCONCLUSIVE,
 			  xstrfmt("%s: no verdict on data that does not count",
 				  m));
 		free(m);
-	} else if (o->baseline && !strcmp(o->baseline, "auto")) {
-		ret = resolve_auto(s, o->candidate, rb.r, rb.n, rep);
+	} else if (o->baseline_auto) {
+		ret = resolve_auto(s, o->candidate, rb.r, rb.n, rep, &base);
 		if (ret < 0)
 			goto cleanup;
 	} else if (o->baseline) {
-		rep->baseline = xstrdup(o->baseline);
+		selection_copy(&base, o->baseline);
+		rep->baseline = xstrdup(base.text);
 	}
 	if (rep->baseline) {
-		ret = baseline_checks(s, o, &rb, rep);
+		ret = baseline_checks(s, o, &base, &rb, rep);
 		if (ret < 0)
 			goto cleanup;
 	}
@@ -1308,6 +1244,7 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 	ret = 0;
 cleanup:
 	workload_rows_release(&rb);
+	selection_free(&base);
 	return ret;
 }
 

@@ -2,6 +2,7 @@
 #include "analysis/provenance.h"
 #include "analysis/table.h"
 #include "evidence/runrec.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/json.h"
 #include "base/util.h"

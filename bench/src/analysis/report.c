@@ -2,6 +2,7 @@
 #include "analysis/report.h"
 #include "analysis/provenance.h"
 #include "analysis/workload.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/util.h"
 

@@ -2,6 +2,7 @@
 #include "analysis/workload.h"
 #include "analysis/changepoint.h"
 #include "analysis/stats.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/util.h"
 
@@ -15,20 +16,17 @@ static void workload_release(struct workload *w);
 /* ---- rows of a selection ---------------------------------------------------- */
 
 int
-workload_load(struct store *s, const char *text, struct workload_rows *out)
+workload_load(struct store *s, const struct selection *sel,
+	      struct workload_rows *out)
 {
-	struct selection sel;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	out->text = xstrdup(text ? text : "");
-	if (selection_parse(text, &sel) < 0)
-		return -2;
-	out->include = sel.include;
-	ret = store_query_results(s, &sel, &out->r, &out->n);
+	out->text = xstrdup(sel->text ? sel->text : "");
+	out->include = sel->include;
+	ret = store_query_results(s, sel, &out->r, &out->n);
 	if (ret == 0)
-		ret = store_query_left_out(s, &sel, &out->lo, &out->nlo);
-	selection_free(&sel);
+		ret = store_query_left_out(s, sel, &out->lo, &out->nlo);
 	return ret;
 }
 
@@ -41,21 +39,24 @@ workload_rows_release(struct workload_rows *w)
 	memset(w, 0, sizeof(*w));
 }
 
-/* Why the default leaves out l, and the include= word that counts it. */
+/*
+ * Why the default leaves out l (NULL: its status says), and the include=
+ * bit that counts it: tampered first, then the session's status, then
+ * the run's.
+ */
 static const char *
-left_out_reason(const struct store_left_out *l, const char **word)
+left_out_reason(const struct store_left_out *l, unsigned *bit)
 {
+	unsigned need = selection_needs(l->session_status, l->tampered,
+					l->run_status);
+
 	if (l->tampered) {
-		*word = "tampered";
+		*bit = SEL_TAMPERED;
 		return "imported as tampered";
 	}
-	if (strcmp(l->session_status, "ok")) {
-		*word = !strcmp(l->session_status, "failed") ? "failed" :
-			!strcmp(l->session_status, "interrupted") ?
-			"interrupted" : "unfinished";
-		return NULL;
-	}
-	*word = "partial";
+	need &= ~SEL_PARTIAL;
+	*bit = need && need != SEL_NEVER ? need :
+	       need ? SEL_UNFINISHED : SEL_PARTIAL;
 	return NULL;
 }
 
@@ -70,19 +71,11 @@ workload_left_out_words(const struct workload_rows *w)
 
 	for (i = 0; i < w->nlo; i++) {
 		const struct store_left_out *l = &w->lo[i];
-		const char *word, *why = left_out_reason(l, &word);
+		unsigned bit;
+		const char *why = left_out_reason(l, &bit);
 		char tmp[96];
 
-		if (!strcmp(word, "tampered"))
-			words |= SEL_TAMPERED;
-		else if (!strcmp(word, "failed"))
-			words |= SEL_FAILED;
-		else if (!strcmp(word, "interrupted"))
-			words |= SEL_INTERRUPTED;
-		else if (!strcmp(word, "unfinished"))
-			words |= SEL_UNFINISHED;
-		else
-			words |= SEL_PARTIAL;
+		words |= bit;
 		if (shown >= 6) {
 			more += l->runs;
 			continue;
@@ -440,7 +433,7 @@ workload_match(const struct store_result *ra, size_t na,
 	char **vary = NULL, *has_b = NULL;
 	size_t nw = 0, ca, cb, i, j, k;
 	char *va = variant_set(ra, na, &ca), *vb = variant_set(rb, nb, &cb);
-	int by_variant = 0, ret = -2;
+	int by_variant = 0, ret = RC_USAGE;
 
 	*out = NULL;
 	*n = *only_a = *only_b = 0;
@@ -702,7 +695,7 @@ workload_groups(const struct store_result *rows, size_t n,
 			      "variant=NAME or the field that differs)",
 			      gr[i].model, gr[i].test, d);
 			free(d);
-			return -2;
+			return RC_USAGE;
 		}
 	return 0;
 }
@@ -904,11 +897,13 @@ workload_changepoints(const struct workload_series *sr, double p,
 
 /* ---- compare and history -------------------------------------------------------- */
 
-/* Loads a selection for a verdict: -2 bad, -3 nothing counts (error()). */
+/* Loads a selection for a verdict: RC_USAGE bad, RC_NOTHING nothing
+ * counts (error()). */
 static int
-load_counted(struct store *s, const char *text, struct workload_rows *w)
+load_counted(struct store *s, const struct selection *sel,
+	     struct workload_rows *w)
 {
-	int rc = workload_load(s, text, w);
+	int rc = workload_load(s, sel, w);
 	size_t i;
 
 	if (rc < 0)
@@ -920,7 +915,7 @@ load_counted(struct store *s, const char *text, struct workload_rows *w)
 
 		error("%s", m);
 		free(m);
-		return -3;
+		return RC_NOTHING;
 	}
 	return 0;
 }
@@ -932,8 +927,9 @@ join_words(const char *a, const char *b)
 }
 
 int
-workload_compare(struct store *s, const char *a, const char *b,
-		 const struct cmp_opts *o, struct workload_comparison *out)
+workload_compare(struct store *s, const struct selection *a,
+		 const struct selection *b, const struct cmp_opts *o,
+		 struct workload_comparison *out)
 {
 	struct workload_rows ra, rb;
 	char *why = NULL, *la, *lb, *ia, *ib;
@@ -968,9 +964,9 @@ workload_compare(struct store *s, const char *a, const char *b,
 		goto cleanup;
 	if (!out->n) {
 		error("nothing comparable: %zu workloads only in '%s', %zu only "
-		      "in '%s'%s%s", out->only_a, a, out->only_b, b,
+		      "in '%s'%s%s", out->only_a, ra.text, out->only_b, rb.text,
 		      why && *why ? "; " : "", why ? why : "");
-		ret = -4;
+		ret = WORKLOAD_INCOMPARABLE;
 		goto cleanup;
 	}
 	out->r = xcalloc(out->n, sizeof(*out->r));
@@ -1005,8 +1001,8 @@ workload_comparison_release(struct workload_comparison *c)
 }
 
 int
-workload_history(struct store *s, const char *selection, double p,
-		 struct workload_history *h)
+workload_history(struct store *s, const struct selection *selection,
+		 double p, struct workload_history *h)
 {
 	struct workload_rows w;
 	size_t j, k;

@@ -5,6 +5,7 @@
 #include "analysis/outliers.h"
 #include "analysis/table.h"
 #include "analysis/workload.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -180,6 +181,7 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 	struct table t;
 	struct buf out = BUF_INIT;
 	struct warnings warn = { 0 };
+	struct selection sel[2] = { { 0 }, { 0 } };
 	int ret = EXIT_OK, rc;
 
 	rc = cmd_parse(ctx, argc, argv, &co, &args, &nargs);
@@ -194,21 +196,18 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 		return cmd_usage_error(ctx, "--threshold %g is not a percentage "
 				       "(0 < P < 100)", co.threshold);
 	}
-	for (i = 0; i < 2; i++) {
-		struct selection probe;
-
-		if (selection_parse(args[i], &probe) < 0) {
+	for (i = 0; i < 2; i++)
+		if (selection_parse(args[i], &sel[i]) < 0) {
+			selection_free(&sel[0]);
 			free(args);
 			return EXIT_USAGE;
 		}
-		selection_free(&probe);
-	}
 	o.seed = (uint64_t)co.seed;
 	o.boot = (int)co.boot;
 	table_init(&t, ARRAY_SIZE(compare_cols), compare_cols);
 	if (cmd_open_store_readonly(ctx, &s) < 0)
 		ret = EXIT_ENV;
-	else if ((rc = workload_compare(s, args[0], args[1], &o, &cmp)) < 0)
+	else if ((rc = workload_compare(s, &sel[0], &sel[1], &o, &cmp)) < 0)
 		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 	if (!ret && *cmp.left_out)
 		warnings_add(&warn, xstrfmt("left out by default: %s",
@@ -261,6 +260,8 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 	table_release(&t);
 	buf_release(&out);
 	store_close(s);
+	selection_free(&sel[0]);
+	selection_free(&sel[1]);
 	free(args);
 	return ret;
 }

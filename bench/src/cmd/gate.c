@@ -4,6 +4,7 @@
 #include "analysis/provenance.h"
 #include "analysis/table.h"
 #include "base/json.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -407,13 +408,15 @@ parse_thresholds(struct cmd_ctx *ctx, const struct opt_list *l,
 	return 0;
 }
 
-/* Options to gate_opts; 0, or the exit code after a usage error. */
+/*
+ * Options to gate_opts, the selections parsed into cand and base (the
+ * caller frees them); 0, or the exit code after a usage error.
+ */
 static int
 gate_check_options(struct cmd_ctx *ctx, const struct gate_cli *c,
-		   struct gate_opts *o, struct gate_threshold **ov)
+		   struct gate_opts *o, struct gate_threshold **ov,
+		   struct selection *cand, struct selection *base)
 {
-	struct selection p;
-
 	if (!c->candidate)
 		return cmd_usage_error(ctx, "--candidate SEL is required");
 	if (!c->baseline && c->shim_floor <= 0)
@@ -424,8 +427,6 @@ gate_check_options(struct cmd_ctx *ctx, const struct gate_cli *c,
 				       c->alpha);
 	if (c->shim_floor == 0)
 		return cmd_usage_error(ctx, "bad --shim-floor '0' (X > 0)");
-	o->baseline = c->baseline;
-	o->candidate = c->candidate;
 	o->mode = !strcmp(c->mode, "prove") ? GATE_PROVE : GATE_DETECT;
 	o->threshold = 0.05;
 	o->min_samples = c->min_samples;
@@ -435,13 +436,14 @@ gate_check_options(struct cmd_ctx *ctx, const struct gate_cli *c,
 	o->cmp.boot = (int)c->boot;
 	if (parse_thresholds(ctx, &c->threshold, o, ov))
 		return EXIT_USAGE;
-	if (selection_parse(c->candidate, &p) < 0)
+	if (selection_parse(c->candidate, cand) < 0)
 		return EXIT_USAGE;
-	selection_free(&p);
-	if (c->baseline && strcmp(c->baseline, "auto")) {
-		if (selection_parse(c->baseline, &p) < 0)
+	o->candidate = cand;
+	o->baseline_auto = c->baseline && !strcmp(c->baseline, "auto");
+	if (c->baseline && !o->baseline_auto) {
+		if (selection_parse(c->baseline, base) < 0)
 			return EXIT_USAGE;
-		selection_free(&p);
+		o->baseline = base;
 	}
 	return 0;
 }
@@ -521,6 +523,7 @@ gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 			      .min_samples = 5, .seed = 1, .boot = 2000,
 			      .alpha = 0.005, .shim_floor = -1 };
 	struct gate_opts o = { 0 };
+	struct selection cand = { 0 }, base = { 0 };
 	struct gate_threshold *ov = NULL;
 	struct gate_report rep = { 0 };
 	struct store *s = NULL;
@@ -533,7 +536,7 @@ gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (rc)
 		return rc < 0 ? EXIT_USAGE : EXIT_OK;
 	free(args);
-	ret = gate_check_options(ctx, &c, &o, &ov);
+	ret = gate_check_options(ctx, &c, &o, &ov, &cand, &base);
 	if (ret)
 		goto cleanup;
 	if (cmd_open_store_readonly(ctx, &s) < 0) {
@@ -558,6 +561,8 @@ cleanup:
 	for (i = 0; i < o.noverrides; i++)
 		free(ov[i].metric);
 	free(ov);
+	selection_free(&cand);
+	selection_free(&base);
 	opt_release(gate_opts, &c);
 	gate_report_release(&rep);
 	buf_release(&head);

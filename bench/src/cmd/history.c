@@ -3,6 +3,7 @@
 #include "analysis/changepoint.h"
 #include "analysis/table.h"
 #include "analysis/workload.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -115,7 +116,7 @@ history_main(int argc, char **argv, struct cmd_ctx *ctx)
 	size_t nargs, j;
 	struct store *s = NULL;
 	struct workload_history h = { 0 };
-	struct selection probe;
+	struct selection sel;
 	struct table t;
 	struct buf out = BUF_INIT;
 	int ret = EXIT_OK, rc;
@@ -126,14 +127,15 @@ history_main(int argc, char **argv, struct cmd_ctx *ctx)
 	free(args);
 	if (o.p <= 0 || o.p >= 1)
 		return cmd_usage_error(ctx, "bad --p '%g' (0 < P < 1)", o.p);
-	if (selection_parse(o.select, &probe) < 0)
+	if (selection_parse(o.select, &sel) < 0)
 		return EXIT_USAGE;
-	selection_free(&probe);
 	if (cmd_open_store_readonly(ctx, &s) < 0) {
 		store_close(s);
+		selection_free(&sel);
 		return EXIT_ENV;
 	}
-	rc = workload_history(s, o.select, o.p, &h);
+	rc = workload_history(s, &sel, o.p, &h);
+	selection_free(&sel);
 	if (rc < 0) {
 		workload_history_release(&h);
 		store_close(s);

@@ -84,7 +84,7 @@ import_one(struct store *s, const char *dir, const char *mapping,
 		fprintf(stderr, "error: cannot import '%s'; nothing was "
 			"imported\n", dir);
 		session_data_release(&d);
-		return rc == -2 ? EXIT_CHECK : EXIT_ENV;
+		return rc == STORE_DUPLICATE ? EXIT_CHECK : EXIT_ENV;
 	}
 	counts(&d, &results, &samples, &unverified);
 	if (already) {
@@ -185,7 +185,7 @@ import_files(struct store *s, const char **files, size_t n,
 		fprintf(stderr, "error: cannot import '%s'; nothing was "
 			"imported\n", files[0]);
 		session_data_release(&d);
-		return rc == -2 ? EXIT_CHECK : EXIT_ENV;
+		return rc == STORE_DUPLICATE ? EXIT_CHECK : EXIT_ENV;
 	}
 	counts(&d, &results, &samples, &unverified);
 	if (already) {

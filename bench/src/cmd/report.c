@@ -5,6 +5,7 @@
 #include "analysis/provenance.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"

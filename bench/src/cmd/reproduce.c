@@ -3,6 +3,7 @@
 #include "analysis/published.h"
 #include "analysis/table.h"
 #include "analysis/report.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"

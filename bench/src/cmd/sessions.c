@@ -3,6 +3,7 @@
 #include "analysis/table.h"
 #include "evidence/caps.h"
 #include "evidence/runrec.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/json.h"
 #include "base/util.h"

@@ -1,11 +1,4 @@
-/*
- * The fields llama-bench prints, in one table: every name some version
- * (2023 to 2026) uses in json, jsonl, csv and sql, and the column names of
- * its md tables; what kind of value each holds, and whether it belongs to
- * the configuration, names the test or measures it. The readers ask this
- * table what a field is; nothing else keeps a list of fields.
- */
-#define _POSIX_C_SOURCE 200809L
+#include "evidence/lbfields.h"
 #include "evidence/lbread.h"
 #include "base/json.h"
 #include "base/util.h"
@@ -14,100 +7,144 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct lb_field {
-	const char *name;
-	enum lb_kind kind;
-	enum lb_role role;
+/*
+ * First the fields of the llama-bench this project provisions, in the
+ * order it prints them (json) and declares them (sql), then the fields
+ * of earlier builds, the columns only its markdown tables have, and
+ * the fields MLX-LM rows carry beside them.
+ */
+const struct lb_field lb_fields[] = {
+	{ "build_commit", NULL, LB_TEXT, LB_CONFIG, LB_SQL },
+	{ "build_number", NULL, LB_INT, LB_CONFIG, LB_SQL },
+	{ "cpu_info", NULL, LB_TEXT, LB_HARDWARE, LB_SQL },
+	{ "gpu_info", NULL, LB_TEXT, LB_HARDWARE, LB_SQL },
+	{ "backends", "backend", LB_TEXT, LB_CONFIG, LB_SQL },
+	{ "model_filename", NULL, LB_TEXT, LB_MODEL, LB_SQL },
+	{ "model_type", "model", LB_TEXT, LB_MODEL, LB_SQL },
+	{ "model_size", "size", LB_INT, LB_MODEL, LB_SQL },
+	{ "model_n_params", "params", LB_INT, LB_MODEL, LB_SQL },
+	{ "n_batch", NULL, LB_INT, LB_CONFIG, LB_SQL },
+	{ "n_ubatch", NULL, LB_INT, LB_CONFIG, LB_SQL },
+	{ "n_threads", "threads", LB_INT, LB_CONFIG, LB_SQL },
+	{ "cpu_mask", NULL, LB_TEXT, LB_CONFIG, LB_SQL },
+	{ "cpu_strict", NULL, LB_FLAG, LB_CONFIG, LB_SQL },
+	{ "poll", NULL, LB_INT, LB_CONFIG, LB_SQL },
+	{ "type_k", NULL, LB_TEXT, LB_CONFIG, LB_SQL },
+	{ "type_v", NULL, LB_TEXT, LB_CONFIG, LB_SQL },
+	{ "n_gpu_layers", "ngl", LB_INT, LB_CONFIG, LB_SQL },
+	{ "n_cpu_moe", NULL, LB_INT, LB_CONFIG, LB_SQL },
+	{ "split_mode", "sm", LB_TEXT, LB_CONFIG, LB_SQL },
+	{ "main_gpu", "mg", LB_INT, LB_CONFIG, LB_SQL },
+	{ "no_kv_offload", "nkvo", LB_FLAG, LB_CONFIG, LB_SQL },
+	{ "flash_attn", "fa", LB_FLAG, LB_CONFIG, LB_SQL },
+	{ "devices", "dev", LB_TEXT, LB_CONFIG, LB_SQL },
+	{ "tensor_split", "ts", LB_TEXT, LB_CONFIG, LB_SQL },
+	{ "tensor_buft_overrides", "ot", LB_TEXT, LB_CONFIG, LB_SQL },
+	{ "load_mode", "lm", LB_TEXT, LB_CONFIG, LB_SQL },
+	{ "lazy_mode", "lzm", LB_TEXT, LB_CONFIG, LB_SQL },
+	{ "embeddings", "embd", LB_FLAG, LB_CONFIG, LB_SQL },
+	{ "no_op_offload", "nopo", LB_INT, LB_CONFIG, LB_SQL },
+	{ "no_host", "noh", LB_FLAG, LB_CONFIG, LB_SQL },
+	{ "repack", NULL, LB_FLAG, LB_CONFIG, LB_SQL },
+	{ "fit_target", NULL, LB_INT, LB_CONFIG, LB_SQL },
+	{ "fit_min_ctx", NULL, LB_INT, LB_CONFIG, LB_SQL },
+	{ "n_prompt", NULL, LB_INT, LB_TEST, LB_SQL },
+	{ "n_gen", NULL, LB_INT, LB_TEST, LB_SQL },
+	{ "n_depth", NULL, LB_INT, LB_TEST, LB_SQL },
+	{ "test_time", NULL, LB_TEXT, LB_RESULT, LB_SQL },
+	{ "avg_ns", NULL, LB_INT, LB_RESULT, LB_SQL },
+	{ "stddev_ns", NULL, LB_INT, LB_RESULT, LB_SQL },
+	{ "avg_ts", NULL, LB_REAL, LB_RESULT, LB_SQL },
+	{ "stddev_ts", NULL, LB_REAL, LB_RESULT, LB_SQL },
+	{ "samples_ns", NULL, LB_ARRAY, LB_RESULT, 0 },
+	{ "samples_ts", NULL, LB_ARRAY, LB_RESULT, 0 },
+	/* earlier builds */
+	{ "cuda", NULL, LB_FLAG, LB_CONFIG, 0 },
+	{ "opencl", NULL, LB_FLAG, LB_CONFIG, 0 },
+	{ "vulkan", NULL, LB_FLAG, LB_CONFIG, 0 },
+	{ "kompute", NULL, LB_FLAG, LB_CONFIG, 0 },
+	{ "metal", NULL, LB_FLAG, LB_CONFIG, 0 },
+	{ "sycl", NULL, LB_FLAG, LB_CONFIG, 0 },
+	{ "rpc", NULL, LB_FLAG, LB_CONFIG, 0 },
+	{ "gpu_blas", NULL, LB_FLAG, LB_CONFIG, 0 },
+	{ "blas", NULL, LB_FLAG, LB_CONFIG, 0 },
+	{ "use_mmap", "mmap", LB_FLAG, LB_CONFIG, 0 },
+	{ "use_direct_io", "dio", LB_FLAG, LB_CONFIG, 0 },
+	{ "defrag_thold", NULL, LB_REAL, LB_CONFIG, 0 },
+	{ "f16_kv", NULL, LB_FLAG, LB_CONFIG, 0 },
+	{ "mul_mat_q", "mmq", LB_FLAG, LB_CONFIG, 0 },
+	/* markdown tables only */
+	{ "test", NULL, LB_TEXT, LB_TEST, LB_MD_ONLY },
+	{ "t/s", NULL, LB_TEXT, LB_RESULT, LB_MD_ONLY },
+	/* MLX-LM rows (their harness JSON) */
+	{ "warmup", NULL, LB_INT, LB_RESULT, LB_OTHER_RUNTIME },
+	{ "median", NULL, LB_REAL, LB_RESULT, LB_OTHER_RUNTIME },
+	{ "samples", NULL, LB_ARRAY, LB_RESULT, LB_OTHER_RUNTIME },
+	{ "runtime.platform", NULL, LB_TEXT, LB_HARDWARE, LB_OTHER_RUNTIME },
 };
+const size_t lb_nfields = ARRAY_SIZE(lb_fields);
 
-#define C LB_CONFIG
-#define T LB_TEST
-#define M LB_MEASURE
-static const struct lb_field fields[] = {
-	/* the machine formats: json, jsonl, csv, sql */
-	{ "build_commit", LB_TEXT, C },     { "build_number", LB_INT, C },
-	{ "cpu_info", LB_TEXT, C },         { "gpu_info", LB_TEXT, C },
-	{ "backends", LB_TEXT, C },
-	/* 2023-24: one boolean per backend */
-	{ "cuda", LB_FLAG, C },             { "opencl", LB_FLAG, C },
-	{ "vulkan", LB_FLAG, C },           { "kompute", LB_FLAG, C },
-	{ "metal", LB_FLAG, C },            { "sycl", LB_FLAG, C },
-	{ "rpc", LB_FLAG, C },              { "gpu_blas", LB_FLAG, C },
-	{ "blas", LB_FLAG, C },
-	{ "model_filename", LB_TEXT, C },   { "model_type", LB_TEXT, C },
-	{ "model_size", LB_INT, C },        { "model_n_params", LB_INT, C },
-	{ "n_batch", LB_INT, C },           { "n_ubatch", LB_INT, C },
-	{ "n_threads", LB_INT, C },         { "cpu_mask", LB_TEXT, C },
-	{ "cpu_strict", LB_FLAG, C },       { "poll", LB_INT, C },
-	{ "type_k", LB_TEXT, C },           { "type_v", LB_TEXT, C },
-	{ "n_gpu_layers", LB_INT, C },      { "n_cpu_moe", LB_INT, C },
-	{ "split_mode", LB_TEXT, C },       { "main_gpu", LB_INT, C },
-	{ "no_kv_offload", LB_FLAG, C },    { "flash_attn", LB_FLAG, C },
-	{ "devices", LB_TEXT, C },          { "tensor_split", LB_TEXT, C },
-	{ "tensor_buft_overrides", LB_TEXT, C },
-	{ "use_mmap", LB_FLAG, C },         { "use_direct_io", LB_FLAG, C },
-	{ "load_mode", LB_TEXT, C },        { "lazy_mode", LB_TEXT, C },
-	{ "embeddings", LB_FLAG, C },       { "no_op_offload", LB_INT, C },
-	{ "no_host", LB_FLAG, C },          { "repack", LB_FLAG, C },
-	{ "fit_target", LB_INT, C },        { "fit_min_ctx", LB_INT, C },
-	{ "defrag_thold", LB_REAL, C },     { "f16_kv", LB_FLAG, C },
-	{ "mul_mat_q", LB_FLAG, C },
-	{ "n_prompt", LB_INT, T },          { "n_gen", LB_INT, T },
-	{ "n_depth", LB_INT, T },
-	{ "test_time", LB_TEXT, M },        { "avg_ns", LB_INT, M },
-	{ "stddev_ns", LB_INT, M },         { "avg_ts", LB_REAL, M },
-	{ "stddev_ts", LB_REAL, M },        { "samples_ns", LB_TEXT, M },
-	{ "samples_ts", LB_TEXT, M },
-	/* the columns of md tables, by their display names (text cells) */
-	{ "model", LB_TEXT, C },            { "size", LB_TEXT, C },
-	{ "params", LB_TEXT, C },           { "backend", LB_TEXT, C },
-	{ "ngl", LB_TEXT, C },              { "threads", LB_TEXT, C },
-	{ "fa", LB_TEXT, C },               { "sm", LB_TEXT, C },
-	{ "mg", LB_TEXT, C },               { "nkvo", LB_TEXT, C },
-	{ "mmap", LB_TEXT, C },             { "embd", LB_TEXT, C },
-	{ "ts", LB_TEXT, C },               { "ot", LB_TEXT, C },
-	{ "mmq", LB_TEXT, C },              { "dev", LB_TEXT, C },
-	{ "nopo", LB_TEXT, C },             { "lm", LB_TEXT, C },
-	{ "lzm", LB_TEXT, C },              { "noh", LB_TEXT, C },
-	{ "dio", LB_TEXT, C },
-	{ "test", LB_TEXT, T },             { "t/s", LB_TEXT, M },
-};
-#undef C
-#undef T
-#undef M
-
-static const struct lb_field *
-field(const char *key)
+const struct lb_field *
+lb_field_find(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(fields); i++)
-		if (!strcmp(fields[i].name, key))
-			return &fields[i];
+	for (i = 0; name && i < lb_nfields; i++)
+		if (!strcmp(lb_fields[i].name, name) ||
+		    (lb_fields[i].md && !strcmp(lb_fields[i].md, name)))
+			return &lb_fields[i];
 	return NULL;
 }
 
 int
-lb_known_field(const char *key)
+lb_field_known(const char *name)
 {
-	return field(key) != NULL;
+	const struct lb_field *f = lb_field_find(name);
+
+	return f && !(f->flags & LB_OTHER_RUNTIME);
+}
+
+enum lb_field_kind
+lb_field_kind(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < lb_nfields; i++)
+		if (!strcmp(lb_fields[i].name, name))
+			return lb_fields[i].flags & LB_OTHER_RUNTIME ? LB_TEXT :
+			       lb_fields[i].kind;
+	return LB_TEXT;
 }
 
 int
-lb_test_field(const char *key)
+lb_field_of_test(const char *name)
 {
-	const struct lb_field *f = field(key);
+	const struct lb_field *f = lb_field_find(name);
 
-	return f && f->role != LB_CONFIG;
+	return f && !(f->flags & LB_OTHER_RUNTIME) &&
+	       (f->role == LB_TEST || f->role == LB_RESULT);
 }
 
-enum lb_kind
-lb_field_kind(const char *key)
+int
+lb_field_in_config(const char *name)
 {
-	const struct lb_field *f = field(key);
+	const struct lb_field *f = lb_field_find(name);
 
-	return f ? f->kind : LB_TEXT;
+	return !f || f->role == LB_CONFIG;
 }
+
+int
+lb_field_same(const char *a, const char *b)
+{
+	const struct lb_field *f;
+
+	if (!strcmp(a, b))
+		return 1;
+	f = lb_field_find(a);
+	return f && f == lb_field_find(b);
+}
+
+/* ---- values of csv and sql cells (lbread.h) ---- */
 
 int
 lb_strict_int(const char *v, long long *out)
@@ -143,7 +180,7 @@ int
 lb_typed_value(struct json *o, const char *key, const char *v,
 	       const char *type, const char *where)
 {
-	enum lb_kind kind = lb_field_kind(key);
+	enum lb_field_kind kind = lb_field_kind(key);
 	long long x;
 	double d;
 

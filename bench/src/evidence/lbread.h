@@ -10,6 +10,8 @@
  * rows among log lines); lbfields.c knows the fields.
  */
 
+#include "evidence/lbfields.h"
+
 #include <stddef.h>
 
 struct json;
@@ -49,29 +51,9 @@ int lb_read_jsonl(const char *data, size_t len, size_t start,
 int lb_parse_text(const char *data, size_t len, const char *name,
 		  struct lb_output *out);
 
-/* ---- fields (lbfields.c) ------------------------------------------------- */
+/* ---- field values (lbfields.c) ------------------------------------------------- */
 
-/* What a field's value is, as llama-bench's JSON printer writes it. */
-enum lb_kind {
-	LB_TEXT,
-	LB_INT,
-	LB_REAL,
-	LB_FLAG,      /* a boolean (csv and sql: 0 or 1) */
-};
-
-/* What a field is to a row. */
-enum lb_role {
-	LB_CONFIG,    /* part of the configuration */
-	LB_TEST,      /* names the test: n_prompt, n_gen, n_depth, test */
-	LB_MEASURE,   /* measures it: times, t/s, samples */
-};
-
-/* 1 when key is a field some llama-bench version prints (2023 to 2026). */
-int lb_known_field(const char *key);
-/* 1 when key names or measures the test rather than configures it. */
-int lb_test_field(const char *key);
-/* The kind of a known field; LB_TEXT for any other. */
-enum lb_kind lb_field_kind(const char *key);
+/* What each field is: evidence/lbfields.h. */
 
 /* A whole decimal integer, strictly (no "0x200", no spaces); 0 or -1. */
 int lb_strict_int(const char *v, long long *out);

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/llamabench.h"
 #include "evidence/lbread.h"
+#include "evidence/lbfields.h"
 #include "base/json.h"
 #include "base/util.h"
 
@@ -435,7 +436,7 @@ lb_config_key(const struct lb_row *row)
 	char *text;
 
 	JSON_FOR_EACH(it, o)
-		if (json_key(it) && !lb_test_field(json_key(it)))
+		if (json_key(it) && !lb_field_of_test(json_key(it)))
 			json_set(key, json_key(it), json_dup(it));
 	text = json_print(key, 0);
 	json_free(key);
@@ -580,7 +581,7 @@ find_unknown(struct lb_output *out)
 		JSON_FOR_EACH(it, o) {
 			const char *key = json_key(it);
 
-			if (!key || lb_known_field(key))
+			if (!key || lb_field_known(key))
 				continue;
 			for (k = 0; k < n && strcmp(out->unknown_fields[k], key);
 			     k++)

@@ -17,6 +17,8 @@ mk run/r.c '#include "analysis/report.h"'
 mk analysis/x.c '#include "run/session.h"'
 mk evidence/j.c '#include <cjson/cJSON.h>'
 mk cmd/d.c '#include <sqlite3.h>'
+mk evidence/storex.c '#include <sqlite3.h>'
+mk evidence/store-part.c '#include <sqlite3.h>'
 mk cmd/k.c '#include <openssl/evp.h>'
 mk base/flat.c '#include "util.h"'
 expect_code 1 "violations fail the check" sh "$CHECK" "$WORK/src"
@@ -24,7 +26,10 @@ grep_in "$WORK/out" "models/m.c:1: layer 'models' includes \"evidence/store.h\""
 grep_in "$WORK/out" "run/r.c:1: layer 'run' includes \"analysis/report.h\"" "run including analysis"
 grep_in "$WORK/out" "analysis/x.c:1: layer 'analysis' includes \"run/session.h\"" "analysis including run"
 grep_in "$WORK/out" "evidence/j.c:1: <cjson/cJSON.h> belongs to base/json.c only" "cJSON outside base/json.c"
-grep_in "$WORK/out" "cmd/d.c:1: <sqlite3.h> belongs to evidence/store.c only" "sqlite3.h outside the store"
+grep_in "$WORK/out" "cmd/d.c:1: <sqlite3.h> belongs to evidence/store.c or evidence/store-*.c only" "sqlite3.h outside the store"
+grep_in "$WORK/out" "evidence/storex.c:1: <sqlite3.h> belongs to" "sqlite3.h in an evidence file that is not the store's"
+! grep -q "evidence/store-part.c" "$WORK/out" && ok "the store's own parts include sqlite3.h" ||
+	not_ok "a part of the store (evidence/store-part.c) was flagged"
 grep_in "$WORK/out" "cmd/k.c:1: <openssl/evp.h> belongs to models/hash.c only" "OpenSSL outside hashing"
 grep_in "$WORK/out" "without its layer directory" "an include without its layer"
 

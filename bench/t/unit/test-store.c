@@ -4,6 +4,7 @@
 #include "analysis/table.h"
 #include "base/json.h"
 #include "analysis/stats.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"

@@ -7,6 +7,7 @@
 #include "analysis/report.h"
 #include "analysis/workload.h"
 #include "evidence/llamabench.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/rng.h"
 #include "base/util.h"
