@@ -51,16 +51,34 @@ LIB_OBJS += models/manifest.o
 LIB_OBJS += models/fetch.o
 # evidence: the store, bundles, parsers of what llama-bench and MLX-LM print
 LIB_OBJS += evidence/store.o
+LIB_OBJS += evidence/store-check.o
+LIB_OBJS += evidence/store-records.o
+LIB_OBJS += evidence/store-query.o
+LIB_OBJS += evidence/store-noise.o
+LIB_OBJS += evidence/selection.o
 LIB_OBJS += evidence/runrec.o
 LIB_OBJS += evidence/state.o
 LIB_OBJS += evidence/derive.o
 LIB_OBJS += evidence/bundle.o
+LIB_OBJS += evidence/bundleread.o
+LIB_OBJS += evidence/bundlewrite.o
 LIB_OBJS += evidence/hashcache.o
+LIB_OBJS += evidence/modelverify.o
 LIB_OBJS += evidence/llamabench.o
-LIB_OBJS += evidence/lbformats.o
+LIB_OBJS += evidence/lbfields.o
+LIB_OBJS += evidence/lbjson.o
+LIB_OBJS += evidence/lbscan.o
+LIB_OBJS += evidence/lbmd.o
+LIB_OBJS += evidence/lbcsv.o
+LIB_OBJS += evidence/lbsqlin.o
 LIB_OBJS += evidence/lbsql.o
 LIB_OBJS += evidence/mlxlm.o
 LIB_OBJS += evidence/caps.o
+LIB_OBJS += evidence/capslines.o
+LIB_OBJS += evidence/capsgpu.o
+LIB_OBJS += evidence/capsjson.o
+LIB_OBJS += evidence/capsverify.o
+LIB_OBJS += evidence/hints.o
 LIB_OBJS += evidence/fingerprint.o
 LIB_OBJS += evidence/fingerprint-here.o
 LIB_OBJS += evidence/sums.o
@@ -81,11 +99,15 @@ LIB_OBJS += run/session.o
 # analysis: statistics, comparisons, reports, charts
 LIB_OBJS += analysis/stats.o
 LIB_OBJS += analysis/compare.o
+LIB_OBJS += analysis/mwu.o
 LIB_OBJS += analysis/workload.o
 LIB_OBJS += analysis/outliers.o
 LIB_OBJS += analysis/gate.o
+LIB_OBJS += analysis/sequential.o
+LIB_OBJS += analysis/baseline.o
 LIB_OBJS += analysis/changepoint.o
 LIB_OBJS += analysis/report.o
+LIB_OBJS += analysis/table.o
 LIB_OBJS += analysis/render.o
 LIB_OBJS += analysis/provenance.o
 LIB_OBJS += analysis/plot.o
@@ -111,7 +133,8 @@ CMD_OBJS += cmd/shim.o
 CMD_OBJS += cmd/progress.o
 
 # The shim itself, its tests and the Mach-O cross-check live in
-# shim/Makefile; make check runs them through bench/t/e2e/t5000-t5003.
+# shim/Makefile; make check runs them through bench/t/e2e/t5000-t5003,
+# the Vulkan shim's (shim/vulkan/Makefile) through t5200-t5210.
 
 LIB := $(addprefix $(BUILD)/obj/,$(LIB_OBJS))
 CMDS := $(addprefix $(BUILD)/obj/,$(CMD_OBJS))
@@ -165,7 +188,7 @@ fuzz: $(FUZZ_BINS)
 
 fuzz-replay: $(REPLAY_BINS)
 
-.PHONY: all deps check test demo install clean llama-bench shim shim-verify \
+.PHONY: all deps check test demo install clean llama-bench lavapipe shim shim-verify \
 	fuzz fuzz-replay
 
 all: $(BIN)
@@ -196,7 +219,7 @@ $(BUILD)/t/helpers/lib%.so: bench/t/helpers/lib%.c
 
 build-tests: $(BIN) $(UNIT_BINS) $(HELPER_BINS) $(HELPER_LIBS)
 
-check: deps llama-bench
+check: deps llama-bench lavapipe
 	@$(MAKE) --no-print-directory build-tests
 	@SHIMBENCH=$(CURDIR)/$(BIN) SHIMBENCH_BUILD=$(CURDIR)/$(BUILD) sh bench/t/run-all.sh
 
@@ -205,6 +228,11 @@ test: check
 # llama.cpp's llama-bench from Debian sid in the private prefix .llama/
 llama-bench:
 	@sh bench/scripts/llama-bench.sh
+
+# The Vulkan prefix .llama/vulkan with Mesa's lavapipe (Vulkan on the CPU):
+# the Vulkan capability shim's headers and its study's tests without a GPU
+lavapipe:
+	@sh bench/scripts/llama-bench.sh --lavapipe
 
 demo: deps llama-bench $(BIN)
 	@sh bench/scripts/demo.sh
@@ -216,7 +244,8 @@ clean:
 	rm -rf build build-san build-fuzz
 
 # shim: build (macOS: dylibs, probe, SHA256SUMS; Linux: the GNU-runtime
-# test build) and verify (macOS only).
+# test build and the Vulkan capability shim, shim/vulkan) and verify
+# (macOS only).
 shim:
 	@$(MAKE) --no-print-directory -C shim
 

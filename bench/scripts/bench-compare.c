@@ -16,6 +16,9 @@
  *   bench-compare history N
  *       change points of one series of N session medians (a 10 % step
  *       at N/2 and another at 3N/4), with history's settings.
+ *   bench-compare mwu NA NB SHIFT
+ *       the Mann-Whitney p of NA against NB samples (normal, sd 1, the
+ *       second shifted by SHIFT, rounded to 0.1: ties), exact or not.
  *
  * Output: one line of key=value pairs.
  */
@@ -180,6 +183,30 @@ bench_history(long n)
 	return 0;
 }
 
+static int
+bench_mwu(long na, long nb, double shift)
+{
+	double *a = malloc((size_t)na * sizeof(double));
+	double *b = malloc((size_t)nb * sizeof(double)), t0, t1, p;
+	struct rng g;
+	int exact;
+	long i;
+
+	rng_seed(&g, 7);
+	for (i = 0; i < na; i++)
+		a[i] = round(10 * rng_normal(&g)) / 10;
+	for (i = 0; i < nb; i++)
+		b[i] = round(10 * (rng_normal(&g) + shift)) / 10;
+	t0 = now();
+	p = cmp_mwu_p_ex(a, (size_t)na, b, (size_t)nb, &exact);
+	t1 = now();
+	printf("job=mwu na=%ld nb=%ld seconds=%.4f p=%.3g exact=%d "
+	       "peak_rss_kb=%ld\n", na, nb, t1 - t0, p, exact, peak_rss_kb());
+	free(a);
+	free(b);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -190,7 +217,9 @@ main(int argc, char **argv)
 		return bench_qsort(atol(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "history"))
 		return bench_history(atol(argv[2]));
+	if (argc == 5 && !strcmp(argv[1], "mwu"))
+		return bench_mwu(atol(argv[2]), atol(argv[3]), atof(argv[4]));
 	fprintf(stderr, "usage: bench-compare compare K R CAL [FILE] | qsort N | "
-		"history N\n");
+		"history N | mwu NA NB SHIFT\n");
 	return 2;
 }

@@ -2,7 +2,7 @@
 # Time and memory of compare, gate and history at scale (issue 11, §2
 # and §5), against anchors measured in the same run.
 #
-#   sh bench/scripts/bench-compare.sh [QUICK]
+#   sh bench/scripts/bench-compare.sh [QUICK|MWU]
 #
 # Needs build/shimbench (make), cc, python3, GNU time (/usr/bin/time),
 # sort. Works in a temporary directory, removed at the end; prints one
@@ -22,12 +22,14 @@
 # 200,000 doubles in the driver.
 #
 # Every figure is the best of 5 runs (the machine may be shared; the
-# best is the one least disturbed). QUICK: one run each.
+# best is the one least disturbed). QUICK: one run each. MWU: only part
+# 4, the timing of the exact Mann-Whitney p.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$top/build/shimbench
 runs=5
-[ "${1:-}" = QUICK ] && runs=1
+part=${1:-}
+[ "$part" = QUICK ] && runs=1
 [ -x "$bin" ] || { echo "bench-compare: build first (make)" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-compare.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -69,9 +71,30 @@ gtime() {
 	done | sort -n | head -1
 }
 
+# 4. the exact Mann-Whitney p (issue 19 §7), samples rounded to 0.1
+# (ties), against a qsort of 200,000 doubles in the same run
+part_mwu() {
+	qs=$(best seconds "$tmp/driver" qsort 200000)
+	echo "| Mann-Whitney p (ties) | seconds | p | exact | / qsort of 200,000 |"
+	echo "|---|---:|---:|---|---:|"
+	for case in "60 8 1" "100 100 0" "100 100 0.5" "500 20 0" "200 200 0" \
+		"1000 1000 0.3" "100000 100000 0"; do
+		# shellcheck disable=SC2086
+		l=$(best seconds "$tmp/driver" mwu $case)
+		set -- $case
+		echo "| $1 vs $2, shift $3 | $(field "$l" seconds) | $(field "$l" p) | $(field "$l" exact) | $(ratio "$(field "$l" seconds)" "$(field "$qs" seconds)" 2) |"
+	done
+	echo
+}
+
 echo "machine: $(uname -sm), $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null |
 	sed 's/.*: //'), $(getconf _NPROCESSORS_ONLN) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 echo
+if [ "$part" = MWU ]; then
+	part_mwu
+	echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+	exit 0
+fi
 
 "$tmp/driver" compare 1 100000 -1 "$tmp/samples" >/dev/null
 sort_t=$(gtime sort -g "$tmp/samples" | cut -d' ' -f1)
@@ -158,4 +181,6 @@ set -- $(gtime "$bin" --db "$tmp/hist/h.db" history)
 found=$("$bin" --db "$tmp/hist/h.db" history --format csv | awk -F, 'NR > 1 && $8 ~ /^change/ { print "session " $2 }' | paste -sd, -)
 echo "| shimbench history, store of 1,000 sessions (5 % step at 701) | $1 | $3 | $(($2 / 1024)) MB | $(ratio "$1" "$sort_t" 2) | $found |"
 echo
+
+part_mwu
 echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Time and peak memory of report, sessions, gate --baseline auto, compare
-# and history over stores of 10 to 10,000 sessions, and of one import of
-# many bundles (issue 11 §5), with an anchor measured in the same run.
+# and history over stores of 10 to 10,000 sessions, of compare and gate of
+# two sessions (which must not grow with the store), and of one import of
+# many bundles (issue 11 §5, issue 17), with an anchor measured in the
+# same run.
 #
 #   sh bench/scripts/bench-scale.sh [QUICK]
 #
@@ -12,11 +14,19 @@
 # same store (SELECT count(*), sum(ts) FROM samples), the least any
 # command that reports on all of them must do. Each figure is the best
 # of 3 runs (the machine may be shared); GNU time gives wall seconds,
-# CPU seconds (user + system) and peak RSS.
+# CPU seconds (user + system) and peak RSS; wall seconds are taken to
+# the millisecond around it.
 #
 # Import: N copies of a real bundle (the configs fixture: 2 runs, 16
 # results), each with new raw bytes, imported by one `shimbench import`
 # of all N directories into a fresh store: peak RSS must not grow with N.
+#
+# The store check: every read-only command checks the store in full
+# (quick_check, every raw output) unless the verified mark beside it says
+# its files passed as they are (store.h store_verify()). The stores here
+# are written by scale-store through the store, which marks them; the
+# rows "(no mark)" remove the mark before each run, so they pay the full
+# check, as the first read after a change behind SQLite's back does.
 #
 # QUICK: 10, 100 and 1,000 sessions only, and one run each.
 # Needs: make (build/), cc, sqlite3, python3, GNU time (/usr/bin/time).
@@ -41,18 +51,37 @@ libs="-lcjson -lsqlite3 -lm -lpthread"
 cc -std=c11 -O2 -I"$top/bench/src" -o "$tmp/scale-store" \
 	"$top/bench/scripts/scale-store.c" $objs $libs
 
-# best CMD...: "wall cpu rss_mb" of the fastest of $runs runs of CMD
-# (its exit status is not judged: gate exits 1 or 4 by design).
+# best [nomark DB] CMD...: "wall cpu rss_mb" of the fastest of $runs runs
+# of CMD (its exit status is not judged: gate exits 1 or 4 by design),
+# wall seconds to the millisecond;
+# with nomark, DB's verified mark is removed before each run.
 best() {
+	nomark=
+	if [ "$1" = nomark ]; then nomark=$2; shift 2; fi
 	i=0
 	while [ $i -lt $runs ]; do
+		[ -z "$nomark" ] || rm -f "$nomark-verified"
+		t0=$(date +%s%N)
 		/usr/bin/time -f "%e %U %S %M" -o "$tmp/t" "$@" >/dev/null 2>&1 || true
-		# (GNU time puts "Command exited with ..." first on a failure)
-		tail -n 1 "$tmp/t" | awk '{ printf "%.3f %.2f %.0f\n", $1, $2 + $3, $4 / 1024 }'
+		t1=$(date +%s%N)
+		# wall to the millisecond (GNU time's %e has 10 ms); GNU time
+		# puts "Command exited with ..." first on a failure
+		tail -n 1 "$tmp/t" | awk -v w=$(((t1 - t0) / 1000000)) \
+			'{ printf "%.3f %.2f %.0f\n", w / 1000, $2 + $3, $4 / 1024 }'
 		i=$((i + 1))
 	done | sort -n | head -1
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b < 0.02) printf "–"; else printf "%.1f", a / b }'; }
+# The jobs; "nomark:JOB" runs JOB without the verified mark.
+jobs="report
+sessions
+gate --baseline auto --candidate session=latest
+compare variant=stock variant=shim
+history --select variant=shim,test=pp512
+compare session=1 session=2
+gate --baseline session=1 --candidate session=2
+nomark:report
+nomark:gate --baseline session=1 --candidate session=2"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b < 0.005) printf "–"; else printf "%.1f", a / b }'; }
 
 echo "machine: $(uname -sm), $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null |
 	sed 's/.*: //'), $(getconf _NPROCESSORS_ONLN) CPUs; load at start $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
@@ -66,13 +95,17 @@ for n in $sizes; do
 	a=$(echo "$anchor" | cut -d' ' -f1)
 	echo "| $n | (store written in $(cat "$tmp/gen") s, $(du -m "$db" | cut -f1) MB) | | | | |"
 	echo "| $n | anchor: sqlite3, every sample | $(echo "$anchor" | tr ' ' '|' | sed 's/|/ | /g') | 1.0 |"
-	for job in "report" "sessions" "gate --baseline auto --candidate session=latest" \
-		"compare variant=stock variant=shim" "history --select variant=shim,test=pp512"; do
+	echo "$jobs" | while IFS= read -r job; do
+		case "$job" in
 		# shellcheck disable=SC2086
-		r=$(best "$bin" --db "$db" $job)
+		nomark:*) r=$(best nomark "$db" "$bin" --db "$db" ${job#nomark:}) ;;
+		# shellcheck disable=SC2086
+		*) r=$(best "$bin" --db "$db" $job) ;;
+		esac
 		w=$(echo "$r" | cut -d' ' -f1)
-		echo "| $n | $job | $(echo "$r" | tr ' ' '|' | sed 's/|/ | /g') | $(ratio "$w" "$a") |"
-		echo "$n $job|$w" >>"$tmp/all"
+		name=$(echo "$job" | sed 's/^nomark:\(.*\)/\1 (no mark)/')
+		echo "| $n | $name | $(echo "$r" | tr ' ' '|' | sed 's/|/ | /g') | $(ratio "$w" "$a") |"
+		echo "$n $name|$w" >>"$tmp/all"
 	done
 	rm -f "$db" "$db-wal" "$db-shm"
 done
@@ -82,12 +115,11 @@ echo
 set -- $sizes
 while [ $# -gt 2 ]; do shift; done
 lo=$1 hi=$2
-for job in "report" "sessions" "gate --baseline auto --candidate session=latest" \
-	"compare variant=stock variant=shim" "history --select variant=shim,test=pp512"; do
-	t1=$(grep "^$lo $job|" "$tmp/all" | cut -d'|' -f2)
-	t2=$(grep "^$hi $job|" "$tmp/all" | cut -d'|' -f2)
+echo "$jobs" | sed 's/^nomark:\(.*\)/\1 (no mark)/' | while IFS= read -r job; do
+	t1=$(awk -F'|' -v k="$lo $job" '$1 == k { print $2 }' "$tmp/all")
+	t2=$(awk -F'|' -v k="$hi $job" '$1 == k { print $2 }' "$tmp/all")
 	awk -v j="$job" -v a="$t1" -v b="$t2" -v n1="$lo" -v n2="$hi" 'BEGIN {
-		if (a < 0.02) printf "- %s: below the timer at %d sessions\n", j, n1;
+		if (a < 0.005) printf "- %s: below the timer at %d sessions\n", j, n1;
 		else printf "- %s: k = %.2f (%s s at %d, %s s at %d)\n", j, log(b / a) / log(n2 / n1), a, n1, b, n2 }'
 done
 

@@ -26,7 +26,8 @@ export VK_DRIVER_FILES=$NVIDIA_ROOT/share/vulkan/icd.d/nvidia_icd.json
 export SHIMBENCH_EXTRA_LIBRARY_PATH=$NVIDIA_ROOT/lib64
 export SHIMBENCH_DB=$out/gpu.db
 mkdir -p "$out"
-.llama/bin/llama-bench --list-devices 2>/dev/null
+lb=$PWD/.llama/vulkan/bin/llama-bench
+"$lb" --list-devices 2>/dev/null
 case $which in
 tinyllama)
 	model=$out/tinyllama-q4km.gguf
@@ -44,7 +45,7 @@ esac
 cat >"$out/plan-$which.json" <<JSON
 {"name":"Vulkan GPU: $which",
  "models":[{"name":"synth-$which","path":"$model"}],
- "targets":{"gpu":{"transport":"local"}},
+ "targets":{"gpu":{"transport":"local","llama_bench":"$lb"}},
  "variants":[$variants],
  "llama_bench":{"args":["-p","512","-n","128","-r","10","-t","8"]},
  "processes":$k, "order":"interleaved", "seed":2026, "timeout":300}

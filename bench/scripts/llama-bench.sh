@@ -3,9 +3,23 @@
 # development suite (sid) into a private prefix, without touching the
 # system: .llama/prefix inside the repository (gitignored).
 #
-#   sh bench/scripts/llama-bench.sh            CPU backends only
-#   sh bench/scripts/llama-bench.sh --vulkan   plus the Vulkan backend and
-#                                              the loader/GL/X libraries it needs
+#   sh bench/scripts/llama-bench.sh              CPU backends only: .llama/
+#   sh bench/scripts/llama-bench.sh --vulkan     a second prefix, .llama/vulkan/,
+#                                                with the Vulkan backend, the
+#                                                Vulkan loader and headers, and
+#                                                the GL/X libraries NVIDIA's
+#                                                driver links against
+#   sh bench/scripts/llama-bench.sh --lavapipe   the same plus Mesa's Vulkan
+#                                                drivers (lavapipe: Vulkan on
+#                                                the CPU, for machines without
+#                                                a GPU)
+#   ... --download-only                          only fill .llama/debs with
+#                                                the flavor's closure (to copy
+#                                                to an offline machine)
+#
+# The Vulkan prefix is separate so that the CPU llama-bench never loads the
+# Vulkan backend (it would print ggml_vulkan lines and change what a run
+# records). Both share the package cache .llama/debs.
 #
 # How: a private apt state (.llama/apt) whose source list is derived from
 # this machine's own apt sources (the main Debian archive URI, suite sid);
@@ -21,7 +35,10 @@
 # the backend libraries are therefore linked into that directory, so the
 # wrappers need no particular working directory and pass "$@" untouched.
 #
-# Wrappers: .llama/bin/llama-bench and .llama/bin/llama-quantize (POSIX sh).
+# Wrappers: .llama/bin/llama-bench and .llama/bin/llama-quantize (POSIX sh);
+# the Vulkan prefix has them in .llama/vulkan/bin, with a third one,
+# run-in-prefix PROGRAM ARGS..., that runs any program built on this machine
+# (the Vulkan capability probe) through the prefix's loader and libraries.
 # $SHIMBENCH_EXTRA_LIBRARY_PATH is appended to --library-path (for a GPU
 # driver's libraries). Idempotent: a second call with everything present
 # only checks and exits. Offline when the .debs of the closure are cached.
@@ -31,9 +48,12 @@
 set -eu
 
 flavor=cpu
+download_only=0
 for a in "$@"; do
 	case "$a" in
 	--vulkan) flavor=vulkan ;;
+	--lavapipe) flavor=lavapipe ;;
+	--download-only) download_only=1 ;;
 	-h|--help)
 		sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'
 		exit 0 ;;
@@ -43,10 +63,14 @@ done
 
 top=$(CDPATH='' cd -- "$(dirname -- "$0")/../.." && pwd -P)
 root=$top/.llama
-prefix=$root/prefix
-bindir=$root/bin
 debs=$root/debs
 aptdir=$root/apt
+case $flavor in
+cpu) dest=$root ;;
+*) dest=$root/vulkan ;;
+esac
+prefix=$dest/prefix
+bindir=$dest/bin
 
 say() { echo "llama-bench: $*"; }
 fail() { echo "llama-bench: error: $*" >&2; exit 3; }
@@ -75,33 +99,45 @@ arm64) multiarch=aarch64-linux-gnu ;;
 esac
 
 roots="llama.cpp-tools libllama0 libggml0"
-if [ "$flavor" = vulkan ]; then
-	# The Vulkan backend, the Vulkan loader, and what NVIDIA's ICD
+if [ "$flavor" != cpu ]; then
+	# The Vulkan backend, the Vulkan loader, its headers (the capability
+	# shim in shim/vulkan is built against them), and what NVIDIA's ICD
 	# (libGLX_nvidia.so.0) links against: libGLdispatch, libX11, libXext.
-	roots="$roots libggml0-backend-vulkan libvulkan1 libglvnd0 libx11-6 libxext6"
+	roots="$roots libggml0-backend-vulkan libvulkan1 libvulkan-dev libglvnd0 libx11-6 libxext6"
+fi
+if [ "$flavor" = lavapipe ]; then
+	# Mesa's Vulkan drivers: lavapipe (llvmpipe) runs Vulkan on the CPU.
+	roots="$roots mesa-vulkan-drivers"
 fi
 
 # Dependencies left out on purpose: configuration and download helpers
 # (debconf, wget, curl: llama-bench never downloads), packages holding only
 # documentation (gcc-N-base), extra iconv charsets, OpenSSL's legacy
-# algorithms provider, X11 locale data.
+# algorithms provider, X11 locale data, Python (libvulkan-dev's scripts).
 skip_dep() {
 	case "$1" in
 	debconf|debconf-2.0|cdebconf|wget|curl|gcc-*-base|libc-gconv-modules-extra|openssl-provider-legacy|libx11-data) return 0 ;;
+	# libvulkan-dev's registry scripts (only its headers are used)
+	python3) return 0 ;;
 	esac
 	return 1
 }
 
 
-# up_to_date: the prefix is complete for this flavor (vulkan includes cpu).
+# up_to_date: the prefix is complete for this flavor (lavapipe includes
+# vulkan; the CPU prefix must be exactly cpu: one of an older version of
+# this script may hold the Vulkan backend).
 up_to_date() {
 	[ -f "$prefix/.complete" ] || return 1
 	[ -x "$bindir/llama-bench" ] && [ -x "$bindir/llama-quantize" ] || return 1
+	if [ "$flavor" != cpu ]; then
+		[ -x "$bindir/run-in-prefix" ] || return 1
+	fi
 	have=$(cat "$prefix/.complete")
-	[ "$have" = "$flavor" ] || [ "$have" = vulkan ]
+	[ "$have" = "$flavor" ] || { [ "$flavor" = vulkan ] && [ "$have" = lavapipe ]; }
 }
 
-if up_to_date; then
+if [ "$download_only" = 0 ] && up_to_date; then
 	say "up to date ($(cat "$prefix/.complete")): $bindir/llama-bench"
 	exit 0
 fi
@@ -242,9 +278,18 @@ resolve() {
 }
 
 closure=$debs/closure-$flavor.txt
+# The roots a cached closure was resolved from: another set (a flavor that
+# gained a package) resolves again. A CPU cache from before this record
+# had today's roots.
+closure_roots=$debs/closure-$flavor.roots
 
 have_debs() {
 	[ -s "$closure" ] || return 1
+	if [ -f "$closure_roots" ]; then
+		[ "$(cat "$closure_roots")" = "$roots" ] || return 1
+	elif [ "$flavor" != cpu ]; then
+		return 1
+	fi
 	while read -r f; do
 		[ -f "$debs/$f" ] || return 1
 	done <"$closure"
@@ -272,11 +317,17 @@ else
 		echo "$f" >>"$closure.tmp"
 	done <"$aptdir/closure"
 	mv "$closure.tmp" "$closure"
+	echo "$roots" >"$closure_roots"
+fi
+
+if [ "$download_only" = 1 ]; then
+	say "downloaded: $closure ($(wc -l <"$closure") packages in $debs)"
+	exit 0
 fi
 
 # ---- extract into a fresh prefix, then move it into place --------------------
 
-tmp=$root/prefix.tmp
+tmp=$dest/prefix.tmp
 rm -rf "$tmp"
 mkdir -p "$tmp"
 say "extracting $(wc -l <"$closure") packages into $prefix"
@@ -294,6 +345,12 @@ for f in "$tlib"/ld-linux-*.so.*; do [ -f "$f" ] && loader=${f##*/} && break; do
 for b in "$tlib"/ggml/backends0/*.so; do
 	ln -sf "ggml/backends0/${b##*/}" "$tlib/${b##*/}"
 done
+if [ "$flavor" != cpu ]; then
+	[ -f "$tmp/usr/include/vulkan/vulkan_core.h" ] || fail "no Vulkan headers in the extracted libvulkan-dev"
+fi
+if [ "$flavor" = lavapipe ]; then
+	[ -f "$tmp/usr/share/vulkan/icd.d/lvp_icd.json" ] || fail "no lavapipe ICD file in the extracted mesa-vulkan-drivers"
+fi
 echo "$flavor" >"$tmp/.complete"
 
 rm -rf "$prefix"
@@ -322,13 +379,42 @@ EOF
 	chmod 755 "$bindir/$prog.tmp"
 	mv "$bindir/$prog.tmp" "$bindir/$prog"
 done
+if [ "$flavor" != cpu ]; then
+	cat >"$bindir/run-in-prefix.tmp" <<EOF
+#!/bin/sh
+# Generated by bench/scripts/llama-bench.sh: runs PROGRAM (built on this
+# machine, e.g. the Vulkan capability probe) through the private prefix's
+# dynamic loader with the prefix's libraries, as llama-bench runs, so that
+# it loads the same Vulkan loader and drivers. \$SHIMBENCH_EXTRA_LIBRARY_PATH
+# is appended to the library path.
+[ \$# -ge 1 ] || { echo "usage: run-in-prefix PROGRAM [ARGS...]" >&2; exit 2; }
+self=\$(readlink -f -- "\$0" 2>/dev/null) || self=\$0
+d=\$(CDPATH='' cd -- "\$(dirname -- "\$self")/.." && pwd -P) || exit 127
+l=\$d/prefix/usr/lib/$multiarch
+lp=\$l
+if [ -n "\${SHIMBENCH_EXTRA_LIBRARY_PATH:-}" ]; then
+	lp=\$lp:\$SHIMBENCH_EXTRA_LIBRARY_PATH
+fi
+exec "\$l/$loader" --library-path "\$lp" "\$@"
+EOF
+	chmod 755 "$bindir/run-in-prefix.tmp"
+	mv "$bindir/run-in-prefix.tmp" "$bindir/run-in-prefix"
+fi
 
 # ---- verify ------------------------------------------------------------------------
 
-if ! "$bindir/llama-bench" --help >/dev/null 2>"$root/verify.log"; then
-	cat "$root/verify.log" >&2
+if ! "$bindir/llama-bench" --help >/dev/null 2>"$dest/verify.log"; then
+	cat "$dest/verify.log" >&2
 	rm -f "$prefix/.complete"
 	fail "the provisioned llama-bench does not run"
 fi
-"$bindir/llama-bench" --list-devices 2>/dev/null | sed 's/^/llama-bench:   /' || true
+if [ "$flavor" = lavapipe ]; then
+	# ggml skips CPU devices unless GGML_VK_VISIBLE_DEVICES names them.
+	lvp=$prefix/usr/share/vulkan/icd.d/lvp_icd.json
+	say "lavapipe: VK_DRIVER_FILES=$lvp GGML_VK_VISIBLE_DEVICES=0"
+	VK_DRIVER_FILES=$lvp GGML_VK_VISIBLE_DEVICES=0 "$bindir/llama-bench" --list-devices 2>/dev/null |
+		sed 's/^/llama-bench:   /' || true
+else
+	"$bindir/llama-bench" --list-devices 2>/dev/null | sed 's/^/llama-bench:   /' || true
+fi
 say "ready: $bindir/llama-bench, $bindir/llama-quantize ($(du -sh "$prefix" | cut -f1))"

@@ -11,12 +11,16 @@
  * a real llama-bench row shape (the raw JSON of a 2026 build) for pp512
  * and tg128 with 10 samples: 120 samples per session. Throughput: stock
  * 430 / 12.6 t/s, shim 4800 / 206 t/s, a 2 % process effect and 1 %
- * within-process noise; runs dated a day apart per session.
+ * within-process noise; runs dated a day apart per session. Each run
+ * stores its raw output (the two rows as jsonl, 2 kB) with its
+ * SHA-256, as `run` does, so a full store check hashes 60,000 of them
+ * at 10,000 sessions.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/llamabench.h"
 #include "evidence/runrec.h"
 #include "evidence/store.h"
+#include "models/hash.h"
 #include "base/rng.h"
 #include "base/util.h"
 
@@ -61,51 +65,50 @@ raw_row(long n_prompt, long n_gen, const double *ts, const int64_t *ns,
 	return buf_detach(&b, NULL);
 }
 
-static int
-add_result(struct store *s, int64_t run, int idx, long np, long ng,
-	   double level, double proc, struct rng *g, const char *time)
+/* One result's row (row->raw_json, samples_ts and samples_ns are the
+ * caller's: free raw_json, samples in ts[] and ns[]). */
+static void
+make_row(struct lb_row *row, double *ts, int64_t *ns, long np, long ng,
+	 double level, double proc, struct rng *g, const char *time)
 {
-	struct lb_row row;
-	double ts[REPS];
-	int64_t ns[REPS];
+	struct lb_row r;
 	long tokens = np + ng;
-	int i, rc;
+	int i;
 
-	memset(&row, 0, sizeof(row));
+	memset(&r, 0, sizeof(r));
 	for (i = 0; i < REPS; i++) {
 		ts[i] = round(level * proc * exp(0.01 * rng_normal(g)) * 1000) / 1000;
 		ns[i] = (int64_t)(tokens / ts[i] * 1e9);
 	}
-	row.build_commit = "ee3d1b54c";
-	row.build_number = 10167;
-	row.backends = "MTL,BLAS";
-	row.n_batch = 2048;
-	row.n_ubatch = 512;
-	row.n_threads = 8;
-	row.n_gpu_layers = -1;
-	row.flash_attn = "auto";
-	row.n_prompt = np;
-	row.n_gen = ng;
-	row.model_type = "llama 1B Q4_K - Medium";
-	row.model_size = 667078656;
-	row.model_n_params = 1100048384;
-	snprintf(row.test, sizeof(row.test), "%s%ld", np ? "pp" : "tg",
+	r.build_commit = "ee3d1b54c";
+	r.build_number = 10167;
+	r.backends = "MTL,BLAS";
+	r.n_batch = 2048;
+	r.n_ubatch = 512;
+	r.n_threads = 8;
+	r.n_gpu_layers = -1;
+	r.flash_attn = "auto";
+	r.n_prompt = np;
+	r.n_gen = ng;
+	r.model_type = "llama 1B Q4_K - Medium";
+	r.model_size = 667078656;
+	r.model_n_params = 1100048384;
+	snprintf(r.test, sizeof(r.test), "%s%ld", np ? "pp" : "tg",
 		 np ? np : ng);
-	row.n_samples = REPS;
-	row.samples_ts = ts;
-	row.samples_ns = ns;
-	row.spread_source = "samples";
-	row.stddev_ts = NAN;
-	row.raw_json = raw_row(np, ng, ts, ns, time);
-	rc = store_result_add(s, run, idx, &row, NULL);
-	free(row.raw_json);
-	return rc;
+	r.n_samples = REPS;
+	r.samples_ts = ts;
+	r.samples_ns = ns;
+	r.spread_source = "samples";
+	r.stddev_ts = NAN;
+	r.raw_json = raw_row(np, ng, ts, ns, time);
+	*row = r;
 }
 
 int
 main(int argc, char **argv)
 {
 	struct store *s;
+	struct buf out = BUF_INIT;
 	struct rng g;
 	long n, i;
 	int r;
@@ -146,7 +149,11 @@ main(int argc, char **argv)
 			return 3;
 		for (r = 0; r < RUNS; r++) {
 			struct run_rec rr;
-			int64_t run;
+			struct lb_row rows[2];
+			double ts[2][REPS];
+			int64_t ns[2][REPS], run;
+			char sha[65];
+			int rc;
 			int shim = r % 2;
 			double proc = exp(0.02 * rng_normal(&g));
 			char when[48];
@@ -169,16 +176,30 @@ main(int argc, char **argv)
 			rr.env_json = "{}";
 			rr.status = "ok";
 			rr.verification = shim ? "verified" : "not-required";
-			if (store_run_add(s, &rr, &run) < 0 ||
-			    add_result(s, run, 0, 512, 0, shim ? 4800 : 430, proc,
-				       &g, when) < 0 ||
-			    add_result(s, run, 1, 0, 128, shim ? 206 : 12.6, proc,
-				       &g, when) < 0)
+			make_row(&rows[0], ts[0], ns[0], 512, 0, shim ? 4800 : 430,
+				 proc, &g, when);
+			make_row(&rows[1], ts[1], ns[1], 0, 128, shim ? 206 : 12.6,
+				 proc, &g, when);
+			/* the raw output, as a run stores it (jsonl) */
+			buf_reset(&out);
+			buf_addf(&out, "%s\n%s\n", rows[0].raw_json,
+				 rows[1].raw_json);
+			hash_buf_sha256(out.buf, out.len, sha);
+			rr.stdout_text.p = out.buf;
+			rr.stdout_text.n = out.len;
+			rr.stdout_sha256 = sha;
+			rc = store_run_add(s, &rr, &run) < 0 ||
+			     store_result_add(s, run, 0, &rows[0], NULL) < 0 ||
+			     store_result_add(s, run, 1, &rows[1], NULL) < 0;
+			free(rows[0].raw_json);
+			free(rows[1].raw_json);
+			if (rc)
 				return 3;
 		}
 		if ((i % 500 == 499 || i == n - 1) && store_commit(s) < 0)
 			return 3;
 	}
 	store_close(s);
+	buf_release(&out);
 	return 0;
 }

@@ -204,6 +204,7 @@ segment(const double *x, size_t lo, size_t hi, size_t min_size, double p_max,
 	if (pv > p_max)
 		return;
 	*out = xrealloc(*out, (*nout + 1) * sizeof(**out));
+	memset(&(*out)[*nout], 0, sizeof(**out));
 	(*out)[*nout].index = lo + at;
 	(*out)[*nout].p = pv;
 	(*nout)++;
@@ -247,7 +248,8 @@ cp_edivisive(const double *x, size_t n, size_t min_size, double p_max,
 		min_size = 1;
 	rng_seed(&g, seed);
 	segment(x, 0, n, min_size, p_max, perms, &g, out, nout);
-	qsort(*out, *nout, sizeof(**out), by_index);
+	if (*nout)           /* qsort of NULL is undefined, even of 0 */
+		qsort(*out, *nout, sizeof(**out), by_index);
 	for (i = 0; i < *nout; i++) {
 		size_t next = i + 1 < *nout ? (*out)[i + 1].index : n;
 
@@ -413,11 +415,190 @@ seg_sessions(const struct cp_red *r, size_t lo, size_t hi, double p_max,
 	if (!at || !isfinite(p) || p > p_max)
 		return;
 	*out = xrealloc(*out, (*nout + 1) * sizeof(**out));
+	memset(&(*out)[*nout], 0, sizeof(**out));
 	(*out)[*nout].index = lo + at;
 	(*out)[*nout].p = p;
 	(*nout)++;
 	seg_sessions(r, lo, lo + at, p_max, out, nout);
 	seg_sessions(r, lo + at, hi, p_max, out, nout);
+}
+
+/* ---- drifts --------------------------------------------------------------- */
+
+/* Prefix sums over session values m: of 1, i, i^2, m, i m, m^2. */
+struct cp_sums {
+	double *c[6];
+	size_t n;
+};
+
+static void
+sums_init(struct cp_sums *ps, const struct cp_red *r, size_t n)
+{
+	size_t i, k;
+
+	ps->n = n;
+	for (k = 0; k < 6; k++)
+		ps->c[k] = xcalloc(n + 1, sizeof(double));
+	for (i = 0; i < n; i++) {
+		double x = (double)i, y = r[i].m - r[0].m;   /* centred */
+		double v[6] = { 1, x, x * x, y, x * y, y * y };
+
+		for (k = 0; k < 6; k++)
+			ps->c[k][i + 1] = ps->c[k][i] + v[k];
+	}
+}
+
+static void
+sums_release(struct cp_sums *ps)
+{
+	size_t k;
+
+	for (k = 0; k < 6; k++)
+		free(ps->c[k]);
+}
+
+/* Sum k over [a, b). */
+static double
+sum(const struct cp_sums *ps, int k, size_t a, size_t b)
+{
+	return ps->c[k][b] - ps->c[k][a];
+}
+
+/* Residual sum of squares of one level over [a, b). */
+static double
+rss_flat(const struct cp_sums *ps, size_t a, size_t b)
+{
+	double n = sum(ps, 0, a, b), y = sum(ps, 3, a, b);
+
+	return n > 0 ? fmax(sum(ps, 5, a, b) - y * y / n, 0) : 0;
+}
+
+/*
+ * Residual sum of squares over [lo, hi) of the ramp with knots s < e:
+ * L1 up to s, a line from L1 at s to L2 at e, L2 from e; L1 and L2 by
+ * least squares (2 x 2 normal equations from the prefix sums).
+ */
+static double
+rss_ramp(const struct cp_sums *ps, size_t lo, size_t hi, size_t s, size_t e)
+{
+	double w = (double)(e - s), sd = (double)s;
+	/* the slope: points s+1 .. e-1, h = (i - s) / w */
+	double nb = sum(ps, 0, s + 1, e), ib = sum(ps, 1, s + 1, e);
+	double i2b = sum(ps, 2, s + 1, e), yb = sum(ps, 3, s + 1, e);
+	double iyb = sum(ps, 4, s + 1, e);
+	double h = (ib - sd * nb) / w;
+	double h2 = (i2b - 2 * sd * ib + sd * sd * nb) / (w * w);
+	double hy = (iyb - sd * yb) / w;
+	double na = sum(ps, 0, lo, s + 1), nc = sum(ps, 0, e, hi);
+	double s00 = na + nb - 2 * h + h2, s01 = h - h2, s11 = h2 + nc;
+	double t0 = sum(ps, 3, lo, s + 1) + yb - hy, t1 = hy + sum(ps, 3, e, hi);
+	double det = s00 * s11 - s01 * s01, l1, l2;
+
+	if (!(fabs(det) > 1e-12))
+		return INFINITY;
+	l1 = (t0 * s11 - t1 * s01) / det;
+	l2 = (t1 * s00 - t0 * s01) / det;
+	return fmax(sum(ps, 5, lo, hi) - (l1 * t0 + l2 * t1), 0);
+}
+
+/* The 95 % point of chi-square with one degree of freedom. */
+#define CHI2_1_95 3.841458820694124
+
+/*
+ * Changes c[g0..g1] (consecutive, one direction) within the sessions
+ * [lo, hi): a drift? Then *s and *e are the ramp's knots.
+ */
+static int
+is_drift(const struct cp_red *r, const struct cp_sums *ps, size_t lo,
+	 size_t hi, const struct cp_change *c, size_t g0, size_t g1,
+	 size_t *s_out, size_t *e_out)
+{
+	double best = INFINITY, step1 = INFINITY, steps = 0, floor_v, v;
+	double ssw = 0, dfw = 0, inv_k = 0;
+	size_t first = c[g0].index, last = c[g1].index, s, e, t, i, prev;
+	size_t s_lo = first > lo + CP_DRIFT_REACH ? first - CP_DRIFT_REACH : lo;
+	size_t e_hi = last + CP_DRIFT_REACH < hi ? last + CP_DRIFT_REACH : hi - 1;
+
+	if (hi - lo < 5)
+		return 0;
+	for (s = s_lo; s < first; s++)
+		for (e = last; e <= e_hi; e++) {
+			double q;
+
+			if (e <= s)
+				continue;
+			q = rss_ramp(ps, lo, hi, s, e);
+			if (q < best) {
+				best = q;
+				*s_out = s;
+				*e_out = e;
+			}
+		}
+	for (t = lo + 1; t < hi; t++)
+		step1 = fmin(step1, rss_flat(ps, lo, t) + rss_flat(ps, t, hi));
+	for (i = g0, prev = lo; i <= g1; prev = c[i].index, i++)
+		steps += rss_flat(ps, prev, c[i].index);
+	steps += rss_flat(ps, prev, hi);
+	for (i = lo; i < hi; i++) {
+		ssw += r[i].ss;
+		dfw += r[i].k > 1 ? (double)(r[i].k - 1) : 0;
+		inv_k += 1.0 / (double)r[i].k;
+	}
+	floor_v = dfw > 0 ? ssw / dfw * inv_k / (double)(hi - lo) : 0;
+	v = fmax(floor_v, best / (double)(hi - lo - 4));
+	if (!isfinite(best) || *e_out - *s_out < CP_DRIFT_MIN_SPAN)
+		return 0;
+	return best <= steps && v > 0 && (step1 - best) / v > CHI2_1_95;
+}
+
+/*
+ * Runs of consecutive changes in one direction (by the session means
+ * of the segments between them) that a ramp explains better: each
+ * becomes one drift entry. c (sorted, indexes into r) is rewritten in
+ * place; *n shrinks.
+ */
+static void
+find_drifts(const struct cp_red *r, size_t n, struct cp_change *c, size_t *nc)
+{
+	struct cp_sums ps;
+	double *dir = xcalloc(*nc + 1, sizeof(double));
+	size_t i, g0, k = 0, out = 0;
+
+	if (!*nc) {
+		free(dir);
+		return;
+	}
+	sums_init(&ps, r, n);
+	for (i = 0; i < *nc; i++) {
+		size_t a = i ? c[i - 1].index : 0, b = c[i].index;
+		size_t z = i + 1 < *nc ? c[i + 1].index : n;
+
+		dir[i] = sum(&ps, 3, b, z) / (double)(z - b) -
+			 sum(&ps, 3, a, b) / (double)(b - a);
+	}
+	for (g0 = 0; g0 < *nc; g0 = k) {
+		size_t lo = g0 ? c[g0 - 1].index : 0, hi, s = 0, e = 0;
+
+		for (k = g0 + 1; k < *nc && (dir[k] > 0) == (dir[g0] > 0); k++)
+			;
+		hi = k < *nc ? c[k].index : n;
+		if (is_drift(r, &ps, lo, hi, c, g0, k - 1, &s, &e)) {
+			struct cp_change d = c[g0];
+
+			for (i = g0 + 1; i < k; i++)
+				d.p = fmin(d.p, c[i].p);
+			d.index = s + 1;
+			d.end = e;
+			d.drift = 1;
+			c[out++] = d;
+		} else {
+			for (i = g0; i < k; i++)
+				c[out++] = c[i];
+		}
+	}
+	*nc = out;
+	sums_release(&ps);
+	free(dir);
 }
 
 void
@@ -438,18 +619,23 @@ cp_sessions(const struct cp_session *ss, size_t n, double p_max,
 			orig[kept++] = i;
 	}
 	seg_sessions(r, 0, kept, p_max, out, nout);
-	qsort(*out, *nout, sizeof(**out), by_index);
+	if (*nout)           /* qsort of NULL is undefined, even of 0 */
+		qsort(*out, *nout, sizeof(**out), by_index);
+	find_drifts(r, kept, *out, nout);
 	meds = xmalloc((kept ? kept : 1) * sizeof(double));
 	for (i = 0; i < kept; i++)
 		meds[i] = r[i].med;
 	for (i = 0; i < *nout; i++) {
 		size_t next = i + 1 < *nout ? (*out)[i + 1].index : kept;
+		size_t from = (*out)[i].drift ? (*out)[i].end : (*out)[i].index;
 
 		j = (*out)[i].index;
 		(*out)[i].before = stats_median(meds + prev, j - prev);
-		(*out)[i].after = stats_median(meds + j, next - j);
-		prev = j;
+		(*out)[i].after = stats_median(meds + from, next - from);
+		prev = from;
 		(*out)[i].index = orig[j];
+		if ((*out)[i].drift)
+			(*out)[i].end = orig[(*out)[i].end];
 	}
 	free(meds);
 	free(orig);

@@ -21,9 +21,12 @@
 #include <stdint.h>
 
 struct cp_change {
-	size_t index;    /* first point of the new segment */
-	double p;        /* permutation p-value */
+	size_t index;    /* first point of the new segment (a drift: the
+			    first point that left the old level) */
+	double p;        /* permutation p-value (a drift: its steps' least) */
 	double before, after;  /* medians of the adjacent segments */
+	int drift;       /* 1: a gradual drift, index to end */
+	size_t end;      /* a drift: the point where it reaches the new level */
 };
 
 /*
@@ -57,8 +60,23 @@ double cp_best_split(const double *x, size_t n, size_t min_size, size_t *at);
  * seeded draws: the exact null of the unfloored statistic, conservative
  * for the floored one); at p <= p_max the split is kept and both sides
  * are searched again. Sessions without a positive median take no part.
+ *
+ * Drifts: a gradual change is found by the segmentation as one to three
+ * steps in the same direction. Each run of consecutive changes in one
+ * direction is tested against a ramp: a level, a straight line over
+ * sessions s..e, another level (both knots chosen by least squares
+ * within CP_DRIFT_REACH sessions of the steps, the ramp covering them).
+ * It is reported as one drift (drift = 1, index s + 1 to end e) when the
+ * ramp spans at least CP_DRIFT_MIN_SPAN sessions, fits no worse than the
+ * steps found, and beats the best single step by more than the 95 %
+ * point of chi-square with one degree of freedom in units of the
+ * session variance (the residual scatter about the ramp, never below
+ * what the processes imply). An abrupt step fits a ramp of width one,
+ * which is no drift.
  * Power and false alarms: bench/BENCHMARKS.md, docs/statistics.md.
  */
+#define CP_DRIFT_MIN_SPAN 3
+#define CP_DRIFT_REACH 100
 struct cp_session {
 	const double *x;        /* all samples, process after process */
 	size_t n;

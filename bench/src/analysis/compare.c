@@ -10,8 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SQRT2 1.41421356237309504880
-
 void
 cmp_side_add(struct cmp_side *s, int64_t run_id, const double *x, size_t n)
 {
@@ -79,151 +77,13 @@ cmp_noise_name(enum cmp_noise_source s)
 double
 cmp_norm_cdf(double z)
 {
-	return 0.5 * erfc(-z / SQRT2);
+	return stats_norm_cdf(z);
 }
 
-/*
- * Inverse of the standard normal CDF: Acklam's rational approximation
- * (relative error < 1.2e-9), refined by one Halley step.
- */
 double
 cmp_norm_quantile(double p)
 {
-	static const double a[] = { -3.969683028665376e+01, 2.209460984245205e+02,
-		-2.759285104469687e+02, 1.383577518672690e+02,
-		-3.066479806614716e+01, 2.506628277459239e+00 };
-	static const double b[] = { -5.447609879822406e+01, 1.615858368580409e+02,
-		-1.556989798598866e+02, 6.680131188771972e+01,
-		-1.328068155288572e+01 };
-	static const double c[] = { -7.784894002430293e-03, -3.223964580411365e-01,
-		-2.400758277161838e+00, -2.549732539343734e+00,
-		4.374664141464968e+00, 2.938163982698783e+00 };
-	static const double d[] = { 7.784695709041462e-03, 3.224671290700398e-01,
-		2.445134137142996e+00, 3.754408661907416e+00 };
-	double q, r, x, e, u;
-
-	if (p <= 0)
-		return -INFINITY;
-	if (p >= 1)
-		return INFINITY;
-	if (p < 0.02425) {
-		q = sqrt(-2 * log(p));
-		x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-		    ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
-	} else if (p > 1 - 0.02425) {
-		q = sqrt(-2 * log(1 - p));
-		x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-		    ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
-	} else {
-		q = p - 0.5;
-		r = q * q;
-		x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
-		    (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
-	}
-	e = cmp_norm_cdf(x) - p;
-	u = e * sqrt(2 * acos(-1.0)) * exp(x * x / 2);   /* sqrt(2 pi) */
-	return x - u / (1 + x * u / 2);
-}
-
-struct ranked { double v; int side; };
-
-static int
-ranked_cmp(const void *a, const void *b)
-{
-	double x = ((const struct ranked *)a)->v, y = ((const struct ranked *)b)->v;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * P(U <= u) of the Mann–Whitney statistic for samples of m and n values
- * without ties, exactly: the number of orderings with U <= u over all
- * C(m+n, m), counted by the recurrence f(m, n; u) = f(m-1, n; u-n) +
- * f(m, n-1; u) (Mann and Whitney 1947), row by row for n' = 1..n, in
- * place, only for U <= u. Counts reach C(100, 50) ~ 1e29 for 50 + 50
- * values: doubles hold them to 16 digits.
- */
-static double
-mwu_exact_cdf(size_t m, size_t n, size_t u)
-{
-	size_t w = u + 1, mi, ni, k;
-	double *f = xcalloc((m + 1) * w, sizeof(double)), sum = 0, total = 1;
-
-	for (mi = 0; mi <= m; mi++)
-		f[mi * w] = 1;          /* n' = 0: U = 0 in one way */
-	for (ni = 1; ni <= n; ni++)
-		for (mi = 1; mi <= m; mi++)
-			for (k = u; k >= ni && k <= u; k--)
-				f[mi * w + k] += f[(mi - 1) * w + k - ni];
-	for (k = 0; k <= u; k++)
-		sum += f[m * w + k];
-	for (k = 1; k <= m; k++)      /* C(m+n, m) */
-		total = total * (double)(n + k) / (double)k;
-	free(f);
-	return sum / total;
-}
-
-/*
- * Two-sided Mann–Whitney U p-value. Without ties and with at most
- * CMP_MWU_EXACT values on each side, the exact distribution of U
- * (2 P(U <= min(u, mn - u)), at most 1); otherwise the normal
- * approximation with the tie correction of the variance and a
- * continuity correction, its tail from erfc() so that it stays accurate
- * far out. Never 0: a p below CMP_P_MIN is CMP_P_MIN. 1 when either side
- * is empty or every value ties; NAN when a sample is NaN.
- */
-double
-cmp_mwu_p(const double *a, size_t na, const double *b, size_t nb)
-{
-	struct ranked *all;
-	size_t n = na + nb, i, j;
-	double rb = 0, ties = 0, u, mu, var, z, p;
-
-	if (!na || !nb)
-		return 1;
-	all = xmalloc(n * sizeof(*all));
-	for (i = 0; i < na; i++)
-		all[i] = (struct ranked){ a[i], 0 };
-	for (i = 0; i < nb; i++)
-		all[na + i] = (struct ranked){ b[i], 1 };
-	for (i = 0; i < n; i++)
-		if (isnan(all[i].v)) {
-			free(all);
-			return NAN;
-		}
-	qsort(all, n, sizeof(*all), ranked_cmp);
-	for (i = 0; i < n; i = j) {
-		double t, rank;
-
-		for (j = i + 1; j < n && all[j].v == all[i].v; j++)
-			;
-		t = (double)(j - i);
-		rank = (double)(i + j + 1) / 2;   /* mean of ranks i+1..j */
-		for (size_t k = i; k < j; k++)
-			if (all[k].side)
-				rb += rank;
-		ties += t * t * t - t;
-	}
-	free(all);
-	u = rb - (double)nb * (double)(nb + 1) / 2;
-	mu = (double)na * (double)nb / 2;
-	if (ties == 0 && na <= CMP_MWU_EXACT && nb <= CMP_MWU_EXACT) {
-		double lo = fmin(u, (double)na * (double)nb - u);
-
-		p = 2 * mwu_exact_cdf(na < nb ? na : nb, na < nb ? nb : na,
-				      (size_t)lo);
-		return fmax(fmin(1, p), CMP_P_MIN);
-	}
-	var = (double)na * (double)nb / 12 *
-	      ((double)(n + 1) - ties / ((double)n * (double)(n - 1)));
-	if (var <= 0)
-		return 1;
-	z = fabs(u - mu) - 0.5;
-	if (z < 0)
-		z = 0;
-	z /= sqrt(var);
-	p = erfc(z / SQRT2);     /* 2 (1 - Phi(z)) */
-	return fmax(fmin(1, p), CMP_P_MIN);
+	return stats_norm_quantile(p);
 }
 
 /* Sorted copy of x[0..n) (caller frees). */
@@ -988,7 +848,7 @@ struct boot_job {
 	struct boot_side a, b;
 	uint64_t seed;
 	int from, to;
-	double *lr;
+	double *da, *db;      /* each draw's deviation of a side's log median */
 	double lma, lmb;      /* log medians of the whole sides */
 	double sa, sb;        /* sqrt(m / K) per side (1: every process) */
 	pthread_t tid;
@@ -1010,9 +870,9 @@ boot_run(void *arg)
 		ma = boot_median(&j->a, &d);
 		mb = boot_median(&j->b, &d);
 		/* m of K processes: each side's deviation scaled by sqrt(m/K)
-		 * (with m = K this is log(mb / ma) exactly) */
-		j->lr[i] = (j->lmb - j->lma) + j->sb * (log(mb) - j->lmb) -
-			   j->sa * (log(ma) - j->lma);
+		 * (with m = K the draw's log ratio is exactly log(mb / ma)) */
+		j->da[i] = j->sa * (log(ma) - j->lma);
+		j->db[i] = j->sb * (log(mb) - j->lmb);
 	}
 	return NULL;
 }
@@ -1028,18 +888,38 @@ boot_threads(size_t n, int nb)
 	return cpus > 8 ? 8 : (int)cpus;
 }
 
+/* What the bootstrap gives: the variance of each side's log median, the
+ * standard error of the log ratio and its 2.5 % and 97.5 % quantiles. */
+struct boot_out {
+	double va, vb, se, q_lo, q_hi;
+};
+
+static double
+variance(const double *x, int n)
+{
+	double sum = 0, ss = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		sum += x[i];
+	for (i = 0; i < n; i++)
+		ss += (x[i] - sum / n) * (x[i] - sum / n);
+	return ss / (n - 1);
+}
+
 /*
- * The seeded bootstrap of log(median b / median a): its standard error
- * and 95 % percentile interval into r. Large ones run on several
- * threads, each with the sides' data shared and buffers of its own. A
- * side of more than CMP_BOOT_KMAX processes is resampled m out of n:
- * CMP_BOOT_KMAX processes per draw, the draw's deviation of its log
- * median from the whole side's scaled by sqrt(m / K), so the cost stays
- * bounded (a compare over 10,000 sessions: 30,000 processes a side).
+ * The seeded bootstrap of log(median b / median a). Large ones run on
+ * several threads, each with the sides' data shared and buffers of its
+ * own. A side of more than CMP_BOOT_KMAX processes is resampled m out
+ * of n: CMP_BOOT_KMAX processes per draw, the draw's deviation of its
+ * log median from the whole side's scaled by sqrt(m / K), so the cost
+ * stays bounded (a compare over 10,000 sessions: 30,000 processes a
+ * side).
  */
 static void
 bootstrap(const struct cmp_side *a, const struct cmp_side *b, double ea,
-	  double eb, uint64_t seed, int nb, struct cmp_result *r)
+	  double eb, uint64_t seed, int nb, const struct cmp_result *r,
+	  struct boot_out *out)
 {
 	size_t ma = a->nproc > CMP_BOOT_KMAX ? CMP_BOOT_KMAX : a->nproc;
 	size_t mb = b->nproc > CMP_BOOT_KMAX ? CMP_BOOT_KMAX : b->nproc;
@@ -1047,7 +927,9 @@ bootstrap(const struct cmp_side *a, const struct cmp_side *b, double ea,
 		      cmp_side_samples(b) * mb / (b->nproc ? b->nproc : 1);
 	int nt = boot_threads(work, nb);
 	struct boot_job *job = xcalloc((size_t)nt, sizeof(*job));
-	double *lr = xmalloc(nb * sizeof(double)), sum = 0, ss = 0;
+	double *da = xmalloc(nb * sizeof(double));
+	double *db = xmalloc(nb * sizeof(double));
+	double *lr = xmalloc(nb * sizeof(double));
 	int i;
 
 	boot_side_init(&job[0].a, a, ea, ma);
@@ -1064,7 +946,8 @@ bootstrap(const struct cmp_side *a, const struct cmp_side *b, double ea,
 		job[i].seed = seed;
 		job[i].from = (int)((long)nb * i / nt);
 		job[i].to = (int)((long)nb * (i + 1) / nt);
-		job[i].lr = lr;
+		job[i].da = da;
+		job[i].db = db;
 		if (i && pthread_create(&job[i].tid, NULL, boot_run, &job[i]) == 0)
 			job[i].started = 1;
 	}
@@ -1081,14 +964,16 @@ bootstrap(const struct cmp_side *a, const struct cmp_side *b, double ea,
 	boot_side_release(&job[0].b);
 	free(job);
 	for (i = 0; i < nb; i++)
-		sum += lr[i];
-	for (i = 0; i < nb; i++)
-		ss += (lr[i] - sum / nb) * (lr[i] - sum / nb);
-	r->se = sqrt(ss / (nb - 1));
+		lr[i] = (log(r->med_b) - log(r->med_a)) + db[i] - da[i];
+	out->va = variance(da, nb);
+	out->vb = variance(db, nb);
+	out->se = sqrt(variance(lr, nb));
 	stats_sort(lr, nb);
-	r->ci_lo = exp(stats_quantile_sorted(lr, nb, 0.025));
-	r->ci_hi = exp(stats_quantile_sorted(lr, nb, 0.975));
+	out->q_lo = stats_quantile_sorted(lr, nb, 0.025);
+	out->q_hi = stats_quantile_sorted(lr, nb, 0.975);
 	free(lr);
+	free(da);
+	free(db);
 }
 
 static int
@@ -1106,39 +991,131 @@ same_processes(const struct cmp_side *a, const struct cmp_side *b)
 }
 
 /*
- * The process effect to add in the bootstrap of one side: a single
- * process shows none, so it gets the calibrated effect or, without one,
- * its within-process CV as a stand-in; several processes show their own
- * spread, topped up to the calibrated one when that is larger.
+ * The noise estimates a comparison stands on, each with its degrees of
+ * freedom: a side's own spread of processes, the calibration, the
+ * assumed floor. Each side's bootstrap variance (times its correction)
+ * is added to the estimate it comes from; their degrees of freedom add
+ * them.
  */
-static double
-side_effect(const struct cmp_side *s, double calibrated, double within,
-	    double between, enum cmp_noise_source *src, double *used)
-{
-	double e;
+enum { EST_OWN_A, EST_OWN_B, EST_CALIBRATED, EST_ASSUMED, EST_N };
 
-	if (s->nproc < 2) {
-		if (calibrated >= 0) {
-			*src = NOISE_CALIBRATED;
-			e = calibrated;
-		} else {
-			if (*src != NOISE_CALIBRATED)
-				*src = NOISE_ASSUMED;
-			e = within;
+struct side_noise {
+	double effect;   /* process effect the bootstrap adds per process */
+	double infl;     /* the correction of its bootstrap variance */
+	int est;         /* EST_* its variance counts against */
+	double used;     /* the process effect it stands for */
+};
+
+/* 1 when a side shows its own process spread (2 processes or more). */
+static int
+shows_spread(const struct cmp_side *s, double between)
+{
+	return s->nproc >= 2 && between >= 0;
+}
+
+/*
+ * The process effect of one side (s, with its within-process CV and
+ * observed between-process CV; the other side's in other_*):
+ *   calibrated  the floor, or the side's own spread when larger (its
+ *               bootstrap variance then corrected by K / (K - 1)): the
+ *               calibration's degrees of freedom
+ *   own         uncalibrated, K >= 2: its spread, corrected, K - 1
+ *   other's     uncalibrated, one process against K >= 2: the other
+ *               side's spread (and its degrees of freedom)
+ *   assumed     one process on each side, uncalibrated: the larger of
+ *               CMP_ASSUMED_BETWEEN and its within-process CV
+ * Resampling K processes sees (K - 1) / K of their variance, hence the
+ * correction; a calibrated floor tops the spread up to the floor.
+ */
+static struct side_noise
+side_noise(const struct cmp_side *s, int own_est, double calibrated,
+	   double within, double between, const struct cmp_side *other,
+	   int other_est, double other_between)
+{
+	struct side_noise n = { 0, 1, own_est, 0 };
+	double k = (double)s->nproc, seen;
+
+	if (calibrated >= 0) {
+		n.est = EST_CALIBRATED;
+		n.used = calibrated;
+		if (!shows_spread(s, between)) {
+			n.effect = calibrated;
+			return n;
 		}
-		if (e > *used)
-			*used = e;
-		return e;
+		seen = between * between * (k - 1) / k;
+		if (calibrated * calibrated > between * between) {
+			n.effect = sqrt(calibrated * calibrated - seen);
+			return n;
+		}
+		n.infl = k / (k - 1);
+		n.used = between;
+		return n;
 	}
-	if (calibrated > between) {
-		*src = NOISE_CALIBRATED;
-		if (calibrated > *used)
-			*used = calibrated;
-		return sqrt(calibrated * calibrated - between * between);
+	if (shows_spread(s, between)) {
+		n.infl = k / (k - 1);
+		n.used = between;
+		return n;
 	}
-	if (between > *used)
-		*used = between;
-	return 0;
+	if (shows_spread(other, other_between)) {
+		n.effect = other_between;
+		n.est = other_est;
+		n.used = other_between;
+		return n;
+	}
+	n.est = EST_ASSUMED;
+	n.effect = fmax(CMP_ASSUMED_BETWEEN, within);
+	n.used = n.effect;
+	return n;
+}
+
+/* The degrees of freedom of estimate e (INFINITY: exact or assumed). */
+static double
+est_df(int e, const struct cmp_side *a, const struct cmp_side *b,
+       const struct cmp_opts *o)
+{
+	switch (e) {
+	case EST_OWN_A: return (double)a->nproc - 1;
+	case EST_OWN_B: return (double)b->nproc - 1;
+	case EST_CALIBRATED: return o->between_df > 0 ? o->between_df : INFINITY;
+	}
+	return INFINITY;
+}
+
+/*
+ * The corrected standard error, its degrees of freedom and the 95 %
+ * interval from the bootstrap's: each side's variance times its
+ * correction, summed per estimate; the degrees of freedom are those of
+ * the estimates it stands on, added (the pooled two-sample t: both
+ * sides measure one configuration, so their process spreads are taken
+ * as one; Welch's data-driven degrees of freedom would make the
+ * critical value itself random and the printed MDE optimistic); the
+ * percentile interval's distances from the ratio scaled by the
+ * corrected over the raw se and by t(0.975, df) / z(0.975), so that it
+ * is the plain percentile interval when nothing needs correcting.
+ */
+static void
+corrected(const struct boot_out *bo, const struct side_noise *na,
+	  const struct side_noise *nb, const struct cmp_side *a,
+	  const struct cmp_side *b, const struct cmp_opts *o,
+	  struct cmp_result *r)
+{
+	double v[EST_N] = { 0 }, se2 = 0, df = 0, l = log(r->ratio), kappa;
+	int e;
+
+	v[na->est] += bo->va * na->infl;
+	v[nb->est] += bo->vb * nb->infl;
+	for (e = 0; e < EST_N; e++) {
+		se2 += v[e];
+		if (v[e] > 0)
+			df += est_df(e, a, b, o);
+	}
+	r->se = sqrt(se2);
+	r->df = df > 0 ? df : INFINITY;
+	kappa = bo->se > 0 ? r->se / bo->se : 1;
+	if (isfinite(r->df))
+		kappa *= stats_t_quantile(0.975, r->df) / stats_norm_quantile(0.975);
+	r->ci_lo = exp(l + (bo->q_lo - l) * kappa);
+	r->ci_hi = exp(l + (bo->q_hi - l) * kappa);
 }
 
 int
@@ -1146,10 +1123,14 @@ cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 	    const struct cmp_opts *o, struct cmp_result *r)
 {
 	double *pa, *pb;
-	double wa, wb, bta, btb, ea, eb;
+	double wa, wb, bta, btb;
 	int nb = o->boot > 10 ? o->boot : 10;
+	struct side_noise sna, snb;
+	struct boot_out bo;
 
 	memset(r, 0, sizeof(*r));
+	r->df = INFINITY;
+	r->p_mwu = NAN;
 	pa = cmp_side_pool(a, &r->na);
 	pb = cmp_side_pool(b, &r->nb);
 	r->ka = a->nproc;
@@ -1168,9 +1149,12 @@ cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 		return error("median throughput is not positive");
 	}
 	r->ratio = r->med_b / r->med_a;
-	r->p_mwu = cmp_mwu_p(pa, r->na, pb, r->nb);
+	if (!o->no_mwu)
+		r->p_mwu = cmp_mwu_p_ex(pa, r->na, pb, r->nb, &r->p_exact);
 	r->hl = cmp_hl_shift(pa, r->na, pb, r->nb);
 	r->hl_rel = r->hl / r->med_a;
+	free(pa);
+	free(pb);
 	cmp_side_cv(a, &wa, &bta);
 	cmp_side_cv(b, &wb, &btb);
 	r->within_cv = sqrt((wa * wa * (double)r->na + wb * wb * (double)r->nb) /
@@ -1181,23 +1165,26 @@ cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 		r->ci_lo = r->ci_hi = r->ratio;
 		r->se = 0;
 		r->between_cv = 0;
-		free(pa);
-		free(pb);
 		return 0;
 	}
-	r->noise = NOISE_OBSERVED;
-	r->between_cv = 0;
-	ea = side_effect(a, o->between_cv, wa, bta, &r->noise, &r->between_cv);
-	eb = side_effect(b, o->between_cv, wb, btb, &r->noise, &r->between_cv);
-	bootstrap(a, b, ea, eb, o->seed, nb, r);
-	free(pa);
-	free(pb);
+	sna = side_noise(a, EST_OWN_A, o->between_cv, wa, bta, b, EST_OWN_B, btb);
+	snb = side_noise(b, EST_OWN_B, o->between_cv, wb, btb, a, EST_OWN_A, bta);
+	r->noise = sna.est == EST_CALIBRATED ? NOISE_CALIBRATED :
+		   sna.est == EST_ASSUMED || snb.est == EST_ASSUMED ?
+		   NOISE_ASSUMED : NOISE_OBSERVED;
+	r->between_cv = fmax(sna.used, snb.used);
+	bootstrap(a, b, sna.effect, snb.effect, o->seed, nb, r, &bo);
+	corrected(&bo, &sna, &snb, a, b, o, r);
 	return 0;
 }
 
 const char *
 cmp_verdict(const struct cmp_result *r, double threshold)
 {
+	if (r->na < CMP_MIN_SAMPLES || r->nb < CMP_MIN_SAMPLES ||
+	    !isfinite(r->ci_lo) || !isfinite(r->ci_hi) ||
+	    (r->noise != NOISE_PAIRED && !(r->ci_hi > r->ci_lo)))
+		return "inconclusive";
 	if (r->ci_lo > 1)
 		return "faster";
 	if (r->ci_hi < 1)

@@ -1,11 +1,14 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/gate.h"
 #include "evidence/state.h"
+#include "analysis/baseline.h"
 #include "analysis/outliers.h"
 #include "analysis/provenance.h"
 #include "analysis/stats.h"
 #include "analysis/workload.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
+#include "base/json.h"
 #include "base/rng.h"
 #include "base/util.h"
 
@@ -49,40 +52,138 @@ invalid_statistic(const struct cmp_result *r, const struct gate_decision *d)
 			return s[i].what;
 	if (!(r->ratio > 0))
 		return "the ratio of medians";
-	if (!(r->se >= 0))
+	if (!(r->se >= 0) || isnan(r->df))
 		return "the standard error of the log ratio";
+	if (r->se == 0 && r->noise != NOISE_PAIRED)
+		return "the standard error of the log ratio (0: no spread "
+		       "shows the noise)";
 	return NULL;
 }
 
 /*
- * Works on d = log(ratio) with its bootstrap standard error se. The
- * one-sided bounds are d -/+ z(1-alpha)·se. Processes needed: every
- * noise component shrinks as 1/K, so se(K) = se·sqrt(K0/K). Every
- * comparison is written so that a NaN makes it false, and a NaN
+ * Power of the detect rule at a true slowdown delta (log units) when
+ * the estimate is N(-delta, sigma^2) and its standard error is
+ * sigma sqrt(V / df), V chi-square with df degrees of freedom,
+ * independent of it: the estimate must lie below -q se (confidently
+ * slower) and below -t (beyond the threshold):
+ *   E_V[ Phi(min(delta / sigma - q sqrt(V / df), (delta - t) / sigma)) ]
+ * The expectation by the midpoint rule over log(V / df) (160 points
+ * from 1e-9 to 60 times its mean: the rest holds less than 1e-9).
+ */
+#define POWER_POINTS 160
+
+static double
+detect_power(double delta, double sigma, double q, double t, double df)
+{
+	double lo = log(1e-9), hi = log(60.0), h = (hi - lo) / POWER_POINTS;
+	double lnorm, sum = 0;
+	int i;
+
+	if (!isfinite(df))
+		return stats_norm_cdf(fmin(delta / sigma - q, (delta - t) / sigma));
+	/* U = V / df has density (df/2)^(df/2) u^(df/2-1) e^(-df u/2) /
+	 * Gamma(df/2); in x = log u the integrand gains a factor u */
+	lnorm = df / 2 * log(df / 2) - lgamma(df / 2);
+	for (i = 0; i < POWER_POINTS; i++) {
+		double x = lo + (i + 0.5) * h, u = exp(x);
+		double dens = exp(lnorm + df / 2 * x - df * u / 2);
+
+		sum += dens * stats_norm_cdf(fmin(delta / sigma - q * sqrt(u),
+						  (delta - t) / sigma)) * h;
+	}
+	return sum;
+}
+
+/*
+ * The slowdown (log units) caught with 95 % power by the detect rule
+ * with critical value q and threshold t, for an estimate whose
+ * standard error se has df degrees of freedom. se itself is a random
+ * estimate; dividing it by the median of sqrt(V / df) (Wilson–Hilferty)
+ * makes the MDE median-unbiased: over repeated data sets half the
+ * printed MDEs lie at or above the true one. The bootstrap se of a
+ * median over few processes spreads more than a variance estimate of
+ * df degrees of freedom would (a median of a few process offsets): by
+ * simulation about as much as one of three quarters of them; the spread
+ * of se is given 60 % of them here (MDE_DF_SHARE, which keeps every
+ * simulated cell at or above 95 %: bench/BENCHMARKS.md, "The fixed
+ * gate"); the bounds keep df.
+ * With df infinite this is max(q se, t) + z(0.95) se.
+ */
+#define MDE_DF_SHARE 0.6
+
+static double
+mde_log(double se, double df, double q, double t)
+{
+	double sigma = se, lo, hi;
+	int i;
+
+	if (!isfinite(df))
+		return fmax(q * se, t) + stats_norm_quantile(0.95) * se;
+	df = fmax(1, MDE_DF_SHARE * df);
+	sigma /= pow(1 - 2 / (9 * df), 1.5);
+	if (!(sigma > 0))
+		return t;
+	lo = t;
+	hi = t + 100 * q * sigma;
+	if (detect_power(hi, sigma, q, t, df) < 0.95)
+		return INFINITY;
+	for (i = 0; i < 60 && hi - lo > 1e-7 * hi; i++) {
+		double mid = lo / 2 + hi / 2;
+
+		if (detect_power(mid, sigma, q, t, df) >= 0.95)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/*
+ * The degrees of freedom of an se measured with k0 processes per side
+ * (df0) when the sides have k: the estimates' degrees of freedom grow
+ * with the processes (K - 1 each); exact ones stay exact.
+ */
+static double
+df_at(double df0, double k0, double k)
+{
+	if (!isfinite(df0) || k0 <= 1)
+		return df0;
+	return df0 * (k - 1) / (k0 - 1);
+}
+
+/*
+ * Works on d = log(ratio) with its bootstrap standard error se of df
+ * degrees of freedom. The one-sided bounds are d -/+ q·se with q the
+ * (1 - alpha) quantile of Student's t with df (the normal's when df is
+ * infinite). Processes needed: every noise component shrinks as 1/K,
+ * so se(K) = se·sqrt(K0/K), and the degrees of freedom grow with K.
+ * Every comparison is written so that a NaN makes it false, and a NaN
  * anywhere ends as inconclusive, never pass.
  */
 void
 gate_decide(const struct cmp_result *r, double threshold, double alpha,
 	    enum gate_mode mode, struct gate_decision *d)
 {
-	double z = cmp_norm_quantile(1 - alpha), zp = cmp_norm_quantile(0.95);
-	double t = -log(1 - threshold), lr = log(r->ratio), need_se;
+	double df = r->df > 0 || isnan(r->df) ? r->df : INFINITY;
+	double q = stats_t_quantile(1 - alpha, df);
+	double t = -log(1 - threshold), lr = log(r->ratio);
 	double k0 = (double)(r->ka + r->kb) / 2;
+	int k;
 
 	memset(d, 0, sizeof(*d));
-	d->lo = exp(lr - z * r->se);
-	d->hi = exp(lr + z * r->se);
-	d->crit = 1 - exp(-z * r->se);
-	d->mde = 1 - exp(-(fmax(z * r->se, t) + zp * r->se));
-	d->below_floor = !(z * r->se <= t);
+	d->lo = exp(lr - q * r->se);
+	d->hi = exp(lr + q * r->se);
+	d->crit = 1 - exp(-q * r->se);
+	d->mde = 1 - exp(-mde_log(r->se, df, q, t));
+	d->below_floor = !(q * r->se <= t);
 	d->invalid = invalid_statistic(r, d);
 	if (d->invalid) {
 		d->verdict = GATE_INCONCLUSIVE;
 		return;
 	}
-	if (lr + z * r->se < 0 && lr <= -t)
+	if (lr + q * r->se < 0 && lr <= -t)
 		d->verdict = GATE_REGRESSION;
-	else if (lr - z * r->se > -t)   /* confidently within: both modes */
+	else if (lr - q * r->se > -t)   /* confidently within: both modes */
 		d->verdict = GATE_PASS;
 	else if (mode == GATE_DETECT && !d->below_floor)
 		d->verdict = GATE_PASS;
@@ -90,23 +191,47 @@ gate_decide(const struct cmp_result *r, double threshold, double alpha,
 		d->verdict = GATE_INCONCLUSIVE;
 	if (d->verdict != GATE_INCONCLUSIVE || r->se <= 0)
 		return;
-	/* detect: z·se(K) <= t; prove: likely (80 %) to pass when there
-	 * is no change, (z + z(0.8))·se(K) <= t. */
-	need_se = mode == GATE_DETECT ? t / z :
-		  t / (z + cmp_norm_quantile(0.8));
+	/* detect: q(K)·se(K) <= t; prove: likely (80 %) to pass when there
+	 * is no change, (q(K) + t(0.8))·se(K) <= t. Doubling, then
+	 * bisection over K. */
 	{
-		double k = ceil(k0 * (r->se / need_se) * (r->se / need_se));
+		long lo = (long)k0, hi = lo + 1, mid;
 
-		d->need_k = k > 1e6 ? 1000000 : (int)k;
-		if (d->need_k <= (int)k0)
-			d->need_k = (int)k0 + 1;
+		for (;;) {
+			double dfk = df_at(df, k0, (double)hi);
+			double sek = r->se * sqrt(k0 / (double)hi);
+			double need = stats_t_quantile(1 - alpha, dfk) +
+				      (mode == GATE_DETECT ? 0 :
+				       stats_t_quantile(0.8, dfk));
+
+			if (need * sek <= t || hi >= 1000000)
+				break;
+			lo = hi;
+			hi *= 2;
+		}
+		while (hi - lo > 1) {
+			double dfk, sek, need;
+
+			mid = lo + (hi - lo) / 2;
+			dfk = df_at(df, k0, (double)mid);
+			sek = r->se * sqrt(k0 / (double)mid);
+			need = stats_t_quantile(1 - alpha, dfk) +
+			       (mode == GATE_DETECT ? 0 :
+				stats_t_quantile(0.8, dfk));
+			if (need * sek <= t)
+				hi = mid;
+			else
+				lo = mid;
+		}
+		k = hi > 1000000 ? 1000000 : (int)hi;
+		d->need_k = k <= (int)k0 ? (int)k0 + 1 : k;
 	}
 }
 
 /*
  * The se of log(ratio) with K processes of r samples per side is
  * sqrt(2 (between^2 + var(median of r)) / K); the MDE follows as in
- * gate_decide().
+ * gate_decide() for a calibrated gate (the floor counts as known).
  */
 double
 gate_mde_model(double between, double within, double r, int k,
@@ -114,9 +239,9 @@ gate_mde_model(double between, double within, double r, int k,
 {
 	double se = sqrt(2 * (between * between +
 			      stats_median_var(within, r)) / k);
-	double z = cmp_norm_quantile(1 - alpha), zp = cmp_norm_quantile(0.95);
 
-	return 1 - exp(-(fmax(z * se, -log(1 - threshold)) + zp * se));
+	return 1 - exp(-mde_log(se, INFINITY, stats_norm_quantile(1 - alpha),
+				-log(1 - threshold)));
 }
 
 /* ---- trials ---- */
@@ -319,16 +444,19 @@ gate_store_floor(struct store *s, const struct workload_group *g,
 {
 	struct noise_rec nr = { 0 };
 	struct buf det = BUF_INIT;
+	struct jw w;
 	int rc;
 
-	buf_addf(&det, "{\"threshold\": %g, \"alpha\": %g, \"mde_k3\": %g, "
-		 "\"mde_k5\": %g, \"samples_per_process\": %g, "
-		 "\"variant\": ", o->threshold, o->alpha, c->mde[1], c->mde[2],
-		 c->samples_per_process);
-	buf_add_json_str(&det, g->variant);
-	buf_adds(&det, ", \"configuration\": ");
-	buf_add_json_str(&det, g->config ? g->config->canon : "");
-	buf_adds(&det, "}");
+	jw_init(&w, &det, 0);
+	jw_object(&w);
+	jw_knum(&w, "threshold", o->threshold);
+	jw_knum(&w, "alpha", o->alpha);
+	jw_knum(&w, "mde_k3", c->mde[1]);
+	jw_knum(&w, "mde_k5", c->mde[2]);
+	jw_knum(&w, "samples_per_process", c->samples_per_process);
+	jw_kstr(&w, "variant", g->variant);
+	jw_kstr(&w, "configuration", g->config ? g->config->canon : "");
+	jw_end(&w);
 	nr.identity = g->identity;
 	nr.target = g->target;
 	nr.model = g->model;
@@ -354,8 +482,9 @@ gate_calib_valid(const struct gate_calib *c)
 }
 
 int
-gate_calibration_run(struct store *s, const char *from, const char *power,
-		     double simulate, const struct gate_calib_opts *o,
+gate_calibration_run(struct store *s, const struct selection *from,
+		     const struct selection *power, double simulate,
+		     const struct gate_calib_opts *o,
 		     struct gate_calibration *out)
 {
 	struct workload_rows rows, prow;
@@ -382,7 +511,7 @@ gate_calibration_run(struct store *s, const char *from, const char *power,
 
 		error("%s", m);
 		free(m);
-		ret = -3;
+		ret = RC_NOTHING;
 		goto cleanup;
 	}
 	ret = workload_groups(rows.r, rows.n, &out->g, &out->n);
@@ -470,12 +599,40 @@ pct(char *out, size_t size, double v)
 	fmt_num(out, size, v * 100, 1);
 }
 
+/* What the noise estimate stands on, for a message: "noise observed,
+ * process CV 5.1 %, 3 vs 3 processes, t with 4 degrees of freedom". */
+static char *
+noise_words(const struct gate_check *k)
+{
+	char bcv[32], df[64] = "";
+
+	pct(bcv, sizeof(bcv), k->r.between_cv);
+	if (isfinite(k->r.df))
+		snprintf(df, sizeof(df), ", t with %.1f degrees of freedom",
+			 k->r.df);
+	return xstrfmt("noise %s, process CV %s%%, %zu vs %zu processes%s",
+		       cmp_noise_name(k->r.noise), bcv, k->r.ka, k->r.kb, df);
+}
+
+/* The words of the assumed floor, "" unless the noise is assumed. */
+static const char *
+assumed_words(const struct gate_check *k)
+{
+	if (k->r.noise != NOISE_ASSUMED)
+		return "";
+	return "; one process per side and no noise floor for this "
+	       "configuration, so the process effect is assumed to be the "
+	       "conservative 10 % (docs/statistics.md): calibrate it "
+	       "(shimbench calibrate --store) or run 3 or more processes "
+	       "per side for a tighter verdict";
+}
+
 /* The workload message: the numbers a reader needs beside the verdict. */
 static char *
 workload_message(const struct gate_check *k, enum gate_mode mode)
 {
-	char ratio[32], lo[32], hi[32], mde[32], crit[32], thr[32], bcv[32];
-	char slow[32];
+	char ratio[32], lo[32], hi[32], mde[32], crit[32], thr[32];
+	char slow[32], *noise = noise_words(k), *m;
 
 	fmt_num(ratio, sizeof(ratio), k->r.ratio, 4);
 	fmt_num(lo, sizeof(lo), k->d.lo, 4);
@@ -483,101 +640,54 @@ workload_message(const struct gate_check *k, enum gate_mode mode)
 	pct(mde, sizeof(mde), k->d.mde);
 	pct(crit, sizeof(crit), k->d.crit);
 	pct(thr, sizeof(thr), k->threshold);
-	pct(bcv, sizeof(bcv), k->r.between_cv);
 	pct(slow, sizeof(slow), 1 - k->r.ratio);
-	switch (k->verdict) {
-	case GATE_REGRESSION:
-		return xstrfmt("%s%% slower (ratio %s, bounds %s-%s), beyond the "
-			       "%s%% threshold; MDE %s%%", slow, ratio, lo, hi,
-			       thr, mde);
-	case GATE_PASS:
-		if (k->d.lo > 1)
-			return xstrfmt("%s× faster (bounds %s-%s): an "
-				       "improvement; MDE %s%%", ratio, lo, hi, mde);
-		return xstrfmt("ratio %s (bounds %s-%s) within the %s%% "
-			       "threshold; MDE %s%%", ratio, lo, hi, thr, mde);
-	case GATE_INCONCLUSIVE:
-		break;
-	}
-	if (k->d.invalid)
-		return xstrfmt("%s is not a finite number, so nothing can be "
-			       "decided: the samples (%zu and %zu, medians %g "
-			       "and %g) hold values the statistics cannot "
-			       "use; check them for implausible throughput",
-			       k->d.invalid, k->r.na, k->r.nb, k->r.med_a,
-			       k->r.med_b);
-	if (mode == GATE_DETECT || k->d.below_floor)
-		return xstrfmt("threshold %s%% is below what the data can "
-			       "resolve: the smallest slowdown it can flag is "
-			       "%s%% (noise %s, process CV %s%%, %zu vs %zu "
-			       "processes); about %d processes per side would "
-			       "resolve %s%% (ratio %s, MDE %s%%)", thr, crit,
-			       cmp_noise_name(k->r.noise), bcv, k->r.ka, k->r.kb,
-			       k->d.need_k, thr, ratio, mde);
-	return xstrfmt("cannot show the slowdown is within %s%% (ratio %s, "
-		       "bounds %s-%s); about %d processes per side would likely "
-		       "decide it (MDE %s%%)", thr, ratio, lo, hi, k->d.need_k,
-		       mde);
+	if (k->verdict == GATE_REGRESSION)
+		m = xstrfmt("%s%% slower (ratio %s, bounds %s-%s), beyond the "
+			    "%s%% threshold; MDE %s%% (%s)%s", slow, ratio, lo,
+			    hi, thr, mde, noise, assumed_words(k));
+	else if (k->verdict == GATE_PASS && k->d.lo > 1)
+		m = xstrfmt("%s× faster (bounds %s-%s): an improvement; MDE "
+			    "%s%%", ratio, lo, hi, mde);
+	else if (k->verdict == GATE_PASS)
+		m = xstrfmt("ratio %s (bounds %s-%s) within the %s%% threshold; "
+			    "MDE %s%%", ratio, lo, hi, thr, mde);
+	else if (k->d.invalid)
+		m = xstrfmt("%s is not a finite number, so nothing can be "
+			    "decided: the samples (%zu and %zu, medians %g and "
+			    "%g) hold values the statistics cannot use; check "
+			    "them for implausible throughput", k->d.invalid,
+			    k->r.na, k->r.nb, k->r.med_a, k->r.med_b);
+	else if (mode == GATE_DETECT || k->d.below_floor)
+		m = xstrfmt("threshold %s%% is below what the data can resolve: "
+			    "the smallest slowdown it can flag is %s%% (%s); "
+			    "about %d processes per side would resolve %s%% "
+			    "(ratio %s, MDE %s%%)%s", thr, crit, noise,
+			    k->d.need_k, thr, ratio, mde, assumed_words(k));
+	else
+		m = xstrfmt("cannot show the slowdown is within %s%% (ratio %s, "
+			    "bounds %s-%s); about %d processes per side would "
+			    "likely decide it (MDE %s%%)", thr, ratio, lo, hi,
+			    k->d.need_k, mde);
+	free(noise);
+	return m;
 }
 
-/* Copies sel into text, replacing the session and dropping OS keys. */
-static char *
-auto_selection(const struct selection *sel, int64_t session)
+/* The candidate's selection without variant, role, target and status
+ * keys, counting everything (the shim run checks look at every run). */
+static void
+session_selection(const struct selection *cand, struct selection *out)
 {
-	struct buf b = BUF_INIT;
+	static const enum sel_key drop[] = {
+		SEL_KEY_VARIANT, SEL_KEY_ROLE, SEL_KEY_TARGET,
+		SEL_KEY_VERIFICATION, SEL_KEY_STATUS,
+	};
 	size_t i;
 
-	buf_addf(&b, "session=%lld", (long long)session);
-	for (i = 0; i < sel->n; i++) {
-		const char *k = sel->keys[i];
-
-		if (!strcmp(k, "session") || !strcmp(k, "os_build") ||
-		    !strcmp(k, "os_version") || !strcmp(k, "identity"))
-			continue;
-		buf_addf(&b, ",%s=%s", k, sel->values[i]);
-	}
-	return buf_detach(&b, NULL);
-}
-
-/* Candidate selection without variant, role and target keys, counting
- * everything (the shim run checks look at every run). */
-static char *
-session_selection(const struct selection *sel)
-{
-	struct buf b = BUF_INIT;
-	size_t i;
-
-	for (i = 0; i < sel->n; i++) {
-		const char *k = sel->keys[i];
-
-		if (!strcmp(k, "variant") || !strcmp(k, "role") ||
-		    !strcmp(k, "target") || !strcmp(k, "verification") ||
-		    !strcmp(k, "status"))
-			continue;
-		buf_addf(&b, "%s=%s,", k, sel->values[i]);
-	}
-	buf_adds(&b, "include=all");
-	return buf_detach(&b, NULL);
-}
-
-/* 1 when r counts under the default plus the SEL_* bits of inc. */
-static int
-row_counted(const struct store_result *r, unsigned inc)
-{
-	if (r->session_tampered && !(inc & SEL_TAMPERED))
-		return 0;
-	if (run_state_of(r->run_status) != RUN_STATE_OK && !(inc & SEL_PARTIAL))
-		return 0;
-	switch (session_state_of(r->session_status)) {
-	case SESSION_STATE_OK:
-		return 1;
-	case SESSION_STATE_FAILED:
-		return !!(inc & SEL_FAILED);
-	case SESSION_STATE_INTERRUPTED:
-		return !!(inc & SEL_INTERRUPTED);
-	default:
-		return !!(inc & SEL_UNFINISHED);
-	}
+	selection_copy(out, cand);
+	out->include = 0;
+	for (i = 0; i < ARRAY_SIZE(drop); i++)
+		selection_drop(out, drop[i]);
+	selection_set_include(out, SEL_ALL);
 }
 
 /* "session 2 (OS build 24A200)", "sessions 1, 3 (OS builds A, B)" of
@@ -619,72 +729,76 @@ side_words(const struct store_result *r, size_t n)
 }
 
 /*
- * --baseline auto: the most recently measured other session that counts
- * (status ok, not tampered) whose fingerprint equals the candidate's on
- * everything but OS version and build. Sets rep->baseline and the auto_*
- * fields; -3 after error() when there is none.
+ * --baseline auto (analysis/baseline.h): sets *base, rep->baseline and
+ * the auto_* fields; RC_NOTHING after error() when there is none.
  */
 static int
-resolve_auto(struct store *s, const char *cand_text,
-	     const struct store_result *rb, size_t nb, struct gate_report *rep)
+resolve_auto(struct store *s, const struct selection *cand,
+	     const struct store_result *rb, size_t nb, struct gate_report *rep,
+	     struct selection *base)
 {
-	struct store_baseline bl;
-	const char *measured = "";
-	struct selection p;
-	size_t i, e;
+	struct baseline_pick p;
+	int rc = baseline_auto(s, cand, rb, nb, &p);
 
-	for (e = 0; e < nb && !(rb[e].environment_id && *rb[e].base_identity);
-	     e++)
-		;
-	if (e == nb)
-		return error("--baseline auto: the candidate has no "
-			     "fingerprint to pair on"), -3;
-	for (i = 0; i < nb; i++)
-		if (strcmp(rb[i].measured_at, measured) > 0)
-			measured = rb[i].measured_at;
-	if (store_baseline_auto(s, rb[e].base_identity, rb[e].os_build,
-				rb[e].session_id, measured, &bl) < 0)
-		return -1;
-	if (!bl.session) {
-		error("--baseline auto: no other session has the candidate's "
-		      "fingerprint with another OS build and counts (status ok, "
-		      "not tampered)%s%s",
-		      *bl.skipped ? "; passed over: " : "", bl.skipped);
-		store_baseline_release(&bl);
-		return -3;
+	if (rc == 0) {
+		*base = p.sel;
+		memset(&p.sel, 0, sizeof(p.sel));
+		rep->baseline = xstrdup(base->text);
+		rep->auto_session = p.session;
+		rep->auto_os_build = p.cand_os_build;
+		rep->auto_base = p.base;
+		rep->auto_reason = p.reason;
+		p.cand_os_build = p.base = p.reason = NULL;
 	}
-	if (selection_parse(cand_text, &p) < 0) {
-		store_baseline_release(&bl);
-		return -2;
+	baseline_pick_release(&p);
+	return rc;
+}
+
+/*
+ * The processes a side of w lost, in words ("" none, caller frees):
+ * runs of its session that the defaults left out (a killed or failed
+ * process) and fewer processes than the other side holds.
+ */
+static char *
+lost_words(const struct workload *w, const struct workload_rows *rows,
+	   int candidate)
+{
+	struct buf b = BUF_INIT;
+	int64_t session = candidate ? w->session_b : w->session_a;
+	size_t mine = candidate ? w->b.nproc : w->a.nproc;
+	size_t theirs = candidate ? w->a.nproc : w->b.nproc, i;
+
+	for (i = 0; rows && i < rows->nlo; i++) {
+		const struct store_left_out *l = &rows->lo[i];
+
+		if (l->session != session ||
+		    run_state_of(l->run_status) == RUN_STATE_OK)
+			continue;
+		buf_addf(&b, "%s%ld run%s of session %lld lost (status %s)",
+			 b.len ? ", " : "", l->runs, l->runs == 1 ? "" : "s",
+			 (long long)session, l->run_status);
 	}
-	rep->baseline = auto_selection(&p, bl.session);
-	selection_free(&p);
-	rep->auto_session = bl.session;
-	rep->auto_os_build = xstrdup(rb[e].os_build);
-	rep->auto_base = xstrdup(rb[e].base_identity);
-	rep->auto_reason = xstrfmt(
-		"the most recently measured session (%s, OS build %s) with the "
-		"candidate's base fingerprint %.12s and another OS build than "
-		"%s that counts (status ok, not tampered)%s%s",
-		*bl.measured ? bl.measured : "date unknown", bl.os_build,
-		rb[e].base_identity, rb[e].os_build,
-		*bl.skipped ? "; passed over: " : "", bl.skipped);
-	store_baseline_release(&bl);
-	return 0;
+	if (b.len || mine < theirs)
+		buf_addf(&b, "%sthe %s has %zu process%s against the %s's %zu",
+			 b.len ? "; " : "", candidate ? "candidate" : "baseline",
+			 mine, mine == 1 ? "" : "es",
+			 candidate ? "baseline" : "candidate", theirs);
+	return buf_detach(&b, NULL);
 }
 
 /* The statistics and verdict of one workload check. */
 static void
 workload_check(struct store *s, const struct gate_opts *o,
-	       const struct workload *w, struct gate_report *rep)
+	       const struct workload *w, const struct workload_rows *ra,
+	       const struct workload_rows *rb, struct gate_report *rep)
 {
 	struct gate_check *k;
 	struct cmp_opts copt = o->cmp;
-	char *what;
+	char *what, *lost_a, *lost_b;
 
 	k = add_check(rep, "workload", w->name, GATE_PASS, NULL);
 	k->threshold = threshold_for(o, w->test);
-	copt.between_cv = workload_calibrated(s, w);
+	copt.between_cv = workload_calibrated(s, w, &copt.between_df);
 	what = xstrfmt("%s (baseline)", w->name);
 	outliers_side(&w->a, what, &rep->warn);
 	free(what);
@@ -717,20 +831,110 @@ workload_check(struct store *s, const struct gate_opts *o,
 	}
 	gate_decide(&k->r, k->threshold, o->alpha, o->mode, &k->d);
 	k->verdict = k->d.verdict;
-	if (((long)k->r.na < o->min_samples || (long)k->r.nb < o->min_samples) &&
-	    k->verdict != GATE_REGRESSION) {
+	/* thin data decides nothing, a regression included (one sample a
+	 * side has bounds of no width) */
+	if ((long)k->r.na < o->min_samples || (long)k->r.nb < o->min_samples) {
 		k->verdict = GATE_INCONCLUSIVE;
 		k->message = xstrfmt("only %zu and %zu samples; --min-samples "
-				     "is %ld", k->r.na, k->r.nb, o->min_samples);
-		return;
+				     "is %ld: too few to decide anything (ratio "
+				     "%.4g)", k->r.na, k->r.nb, o->min_samples,
+				     k->r.ratio);
+	} else {
+		k->message = workload_message(k, o->mode);
 	}
-	k->message = workload_message(k, o->mode);
+	lost_a = lost_words(w, ra, 0);
+	lost_b = lost_words(w, rb, 1);
+	if (*lost_a || *lost_b) {
+		char *m = xstrfmt("%s; decided on what is left: %s%s%s",
+				  k->message, lost_b, *lost_a && *lost_b ?
+				  "; " : "", lost_a);
+
+		free(k->message);
+		k->message = m;
+	}
+	free(lost_a);
+	free(lost_b);
+}
+
+/* 1 when the rows hold more than one variant among those that count. */
+static int
+several_variants(const struct store_result *r, size_t n)
+{
+	size_t i;
+	const char *first = NULL;
+
+	for (i = 0; i < n; i++) {
+		if (!workload_row_usable(&r[i]))
+			continue;
+		if (!first)
+			first = r[i].variant;
+		else if (strcmp(first, r[i].variant))
+			return 1;
+	}
+	return 0;
+}
+
+static int
+same_check_workload(const struct store_result *a, const struct store_result *b,
+		    int by_variant)
+{
+	return workload_same(a, b) && (!by_variant || !strcmp(a->variant, b->variant));
+}
+
+/*
+ * A workload of the baseline that the candidate lacks, or holds only
+ * without samples, is no pass: an inconclusive check per workload,
+ * named, with the reason.
+ */
+static void
+missing_checks(const struct workload_rows *ra, const struct workload_rows *rb,
+	       struct gate_report *rep)
+{
+	int by_variant = several_variants(ra->r, ra->n) ||
+			 several_variants(rb->r, rb->n);
+	size_t i, j;
+
+	for (i = 0; i < ra->n; i++) {
+		const struct store_result *a = &ra->r[i];
+		const char *why = NULL;
+		char *name;
+
+		if (!workload_row_usable(a))
+			continue;
+		for (j = 0; j < i; j++)
+			if (workload_row_usable(&ra->r[j]) &&
+			    same_check_workload(&ra->r[j], a, by_variant))
+				break;
+		if (j < i)
+			continue;        /* named once */
+		for (j = 0; j < rb->n; j++) {
+			if (!same_check_workload(a, &rb->r[j], by_variant))
+				continue;
+			if (workload_row_usable(&rb->r[j]))
+				break;
+			why = rb->r[j].n ? "its runs of it were not "
+			      "injection-verified" : "its runs of it hold no "
+			      "samples (llama-bench -r 0, or a run cut off "
+			      "before its first)";
+		}
+		if (j < rb->n)
+			continue;
+		name = xstrfmt("%s%s%s %s", by_variant ? a->variant : "",
+			       by_variant ? ": " : "", a->model, a->test);
+		add_check(rep, "workload", name, GATE_INCONCLUSIVE, xstrfmt(
+			"in the baseline (session %lld) but not in the candidate "
+			"'%s'%s%s: a workload that was not measured is no pass",
+			(long long)a->session_id, rb->text, why ? ": " : "",
+			why ? why : ""));
+		free(name);
+	}
 }
 
 /* The workload checks against the baseline. */
 static int
 baseline_checks(struct store *s, const struct gate_opts *o,
-		const struct workload_rows *cand, struct gate_report *rep)
+		const struct selection *base, const struct workload_rows *cand,
+		struct gate_report *rep)
 {
 	struct workload_rows ra;
 	struct workload *w = NULL;
@@ -738,7 +942,7 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 	char *why = NULL, *lo;
 	int ret;
 
-	ret = workload_load(s, rep->baseline, &ra);
+	ret = workload_load(s, base, &ra);
 	if (ret < 0)
 		goto cleanup;
 	for (i = 0; i < ra.n && !workload_row_usable(&ra.r[i]); i++)
@@ -748,7 +952,7 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 
 		error("baseline: %s", m);
 		free(m);
-		ret = -3;
+		ret = RC_NOTHING;
 		goto cleanup;
 	}
 	lo = workload_left_out_words(&ra);
@@ -767,9 +971,9 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 	if (!nw) {
 		error("nothing comparable between '%s' and '%s' (%zu workloads "
 		      "only in the baseline, %zu only in the candidate)%s%s",
-		      rep->baseline, o->candidate, oa, ob,
+		      rep->baseline, o->candidate->text, oa, ob,
 		      *why ? ": " : "", why);
-		ret = -4;
+		ret = WORKLOAD_INCOMPARABLE;
 		goto cleanup;
 	}
 	if (oa || ob)
@@ -783,7 +987,9 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 		goto cleanup;
 	}
 	for (i = 0; i < nw; i++)
-		workload_check(s, o, &w[i], rep);
+		workload_check(s, o, &w[i], &ra, cand, rep);
+	if (oa)
+		missing_checks(&ra, cand, rep);
 	ret = 0;
 cleanup:
 	free(why);
@@ -835,7 +1041,7 @@ shim_speedup_check(struct store *s, const struct gate_opts *o,
 	struct cmp_opts co = o->cmp;
 	char ratio[32], lo[32], fl[32];
 
-	co.between_cv = workload_calibrated(s, w);
+	co.between_cv = workload_calibrated(s, w, &co.between_df);
 	k = add_check(rep, "shim-speedup", w->name, GATE_PASS, NULL);
 	if (cmp_compute(&w->a, &w->b, &co, &k->r) < 0) {
 		k->verdict = GATE_INCONCLUSIVE;
@@ -885,15 +1091,11 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 	struct workload *w = NULL;
 	size_t ns = 0, nh = 0, nw = 0, oa, ob, i, bad = 0, uncounted = 0;
 	size_t shims = 0;
-	char *text;
 	int ret = -1;
 
-	if (selection_parse(o->candidate, &sel) < 0)
-		return -2;
-	text = session_selection(&sel);
-	selection_free(&sel);
+	session_selection(o->candidate, &sel);
 	memset(&rows, 0, sizeof(rows));
-	ret = workload_load(s, text, &rows);
+	ret = workload_load(s, &sel, &rows);
 	if (ret < 0)
 		goto cleanup;
 	ret = -1;
@@ -902,7 +1104,9 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 	shim = xcalloc(rows.n ? rows.n : 1, sizeof(*shim));
 	for (i = 0; i < rows.n; i++) {
 		const struct store_result *r = &rows.r[i];
-		int counted = row_counted(r, inc);
+		int counted = selection_counts(inc, r->session_status,
+					       r->session_tampered,
+					       r->run_status);
 
 		if (!strcmp(r->role, "shim")) {
 			shims++;
@@ -922,7 +1126,7 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 	if (!shims) {
 		add_check(rep, "shim-verified", "shim runs", GATE_REGRESSION,
 			  xstrfmt("the candidate '%s' has no shim runs",
-				  o->candidate));
+				  o->candidate->text));
 		ret = 0;
 		goto cleanup;
 	}
@@ -931,7 +1135,7 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 			  xstrfmt("%zu shim results, every run "
 				  "injection-verified", shims));
 	if (workload_match(stock, ns, shim, nh, &w, &nw, &oa, &ob, NULL) < 0) {
-		ret = -2;
+		ret = RC_USAGE;
 		goto cleanup;
 	}
 	for (i = 0; i < nw; i++)
@@ -945,14 +1149,14 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 	else if (!nw && !bad)
 		add_check(rep, "shim-speedup", "shim / stock", GATE_REGRESSION,
 			  xstrfmt("no stock run to compare the shim with in "
-				  "'%s'", text));
+				  "'%s'", sel.text));
 	ret = 0;
 cleanup:
 	workloads_free(w, nw);
 	free(stock);
 	free(shim);
 	workload_rows_release(&rows);
-	free(text);
+	selection_free(&sel);
 	return ret;
 }
 
@@ -979,6 +1183,7 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 		 struct gate_report *rep)
 {
 	struct workload_rows rb;
+	struct selection base = { 0 };
 	size_t i;
 	int ret, counts;
 	char *words;
@@ -990,8 +1195,8 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 		goto cleanup;
 	if (!rb.n && !rb.nlo) {
 		error("nothing matched the selection '%s' (the candidate)",
-		      o->candidate);
-		ret = -3;
+		      o->candidate->text);
+		ret = RC_NOTHING;
 		goto cleanup;
 	}
 	for (i = 0; i < rb.n && !workload_row_usable(&rb.r[i]); i++)
@@ -1014,22 +1219,23 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 		ret = -1;
 		goto cleanup;
 	}
-	if (o->baseline && !counts) {
+	if ((o->baseline || o->baseline_auto) && !counts) {
 		char *m = workload_nothing_words(&rb);
 
 		add_check(rep, "workload", "candidate", GATE_INCONCLUSIVE,
 			  xstrfmt("%s: no verdict on data that does not count",
 				  m));
 		free(m);
-	} else if (o->baseline && !strcmp(o->baseline, "auto")) {
-		ret = resolve_auto(s, o->candidate, rb.r, rb.n, rep);
+	} else if (o->baseline_auto) {
+		ret = resolve_auto(s, o->candidate, rb.r, rb.n, rep, &base);
 		if (ret < 0)
 			goto cleanup;
 	} else if (o->baseline) {
-		rep->baseline = xstrdup(o->baseline);
+		selection_copy(&base, o->baseline);
+		rep->baseline = xstrdup(base.text);
 	}
 	if (rep->baseline) {
-		ret = baseline_checks(s, o, &rb, rep);
+		ret = baseline_checks(s, o, &base, &rb, rep);
 		if (ret < 0)
 			goto cleanup;
 	}
@@ -1049,6 +1255,7 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 	ret = 0;
 cleanup:
 	workload_rows_release(&rb);
+	selection_free(&base);
 	return ret;
 }
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 struct rng;
+struct selection;
 struct store;
 struct store_result;
 struct workload_group;
@@ -137,9 +138,9 @@ int gate_store_floor(struct store *s, const struct workload_group *g,
  * of the same model, test and configuration. ok[i] is 0 for a group that
  * could not be calibrated (error() said why: fewer than 3 processes, a
  * floor that is not a finite number). Returns 0; -1 after error() when
- * the store fails; -2 after error() when a selection is bad or mixes
- * configurations (workload_groups() names what differs); -3 after
- * error() when it holds nothing that counts. Release with
+ * the store fails; RC_USAGE after error() when a selection is bad or
+ * mixes configurations (workload_groups() names what differs);
+ * RC_NOTHING after error() when it holds nothing that counts. Release with
  * gate_calibration_release() whatever the return.
  */
 struct gate_calibration {
@@ -149,8 +150,9 @@ struct gate_calibration {
 	size_t n;
 	char *left_out, *included;  /* in words; "" nothing */
 };
-int gate_calibration_run(struct store *s, const char *from, const char *power,
-			 double simulate, const struct gate_calib_opts *o,
+int gate_calibration_run(struct store *s, const struct selection *from,
+			 const struct selection *power, double simulate,
+			 const struct gate_calib_opts *o,
 			 struct gate_calibration *out);
 void gate_calibration_release(struct gate_calibration *c);
 
@@ -161,8 +163,10 @@ struct gate_threshold {
 };
 
 struct gate_opts {
-	const char *baseline;      /* selection, "auto", or NULL (shim checks only) */
-	const char *candidate;     /* selection */
+	const struct selection *baseline;   /* NULL: auto, or none (shim
+					       checks only) */
+	int baseline_auto;         /* --baseline auto (analysis/baseline.h) */
+	const struct selection *candidate;
 	enum gate_mode mode;
 	double threshold;          /* default tolerated slowdown, relative */
 	const struct gate_threshold *overrides;
@@ -209,10 +213,11 @@ struct gate_report {
  * only data the defaults leave out (a tampered, failed or interrupted
  * session, partial runs) gets an inconclusive check saying so; the shim
  * run checks still look at every run it selects. Returns 0; -1 after
- * error() when the store fails; -2 after error() when a selection is
- * bad or mixes variants that cannot be paired (a usage error); -3 after
- * error() when a selection matches nothing (or, --baseline auto, no
- * session qualifies); -4 after error() when nothing is comparable.
+ * error() when the store fails; RC_USAGE after error() when a selection
+ * is bad or mixes variants that cannot be paired (a usage error);
+ * RC_NOTHING after error() when a selection matches nothing (or,
+ * --baseline auto, no session qualifies); WORKLOAD_INCOMPARABLE
+ * (workload.h) after error() when nothing is comparable.
  */
 int gate_evaluate(struct store *s, const struct gate_opts *o,
 		  struct gate_report *rep);

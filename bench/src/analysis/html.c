@@ -3,6 +3,7 @@
 #include "analysis/plot.h"
 #include "analysis/provenance.h"
 #include "analysis/render.h"
+#include "analysis/table.h"
 #include "analysis/report.h"
 #include "base/util.h"
 
@@ -18,8 +19,8 @@ static const char *const chart_titles[] = {
 
 /*
  * One chart: the SVG inline under a heading, or a note. Returns 1 when
- * drawn, 0 when there was nothing to draw or it failed, -2 when gnuplot
- * is missing.
+ * drawn, 0 when there was nothing to draw or it failed,
+ * PLOT_NO_GNUPLOT when gnuplot is missing.
  */
 static int
 chart(struct buf *out, const char *id, const char *title, int rc,
@@ -27,8 +28,8 @@ chart(struct buf *out, const char *id, const char *title, int rc,
 {
 	const char *start = strstr(svg->buf, "<svg");
 
-	if (rc == -2)
-		return -2;
+	if (rc == PLOT_NO_GNUPLOT)
+		return PLOT_NO_GNUPLOT;
 	if (rc == 0 && start) {
 		buf_adds(out, "<div class=\"chart\" id=\"chart-");
 		html_escape(out, id);
@@ -49,7 +50,7 @@ chart(struct buf *out, const char *id, const char *title, int rc,
 	return 0;
 }
 
-/* The charts; the number drawn, -2 when gnuplot is missing. */
+/* The charts; the number drawn, PLOT_NO_GNUPLOT when gnuplot is missing. */
 static int
 charts(const struct report *r, const struct plot_histories *h,
        struct buf *out)
@@ -64,8 +65,8 @@ charts(const struct report *r, const struct plot_histories *h,
 		rc = chart(out, plot_charts[c], c < ARRAY_SIZE(chart_titles) ?
 			   chart_titles[c] : plot_charts[c], rc, &svg);
 		buf_release(&svg);
-		if (rc == -2)
-			return -2;
+		if (rc == PLOT_NO_GNUPLOT)
+			return PLOT_NO_GNUPLOT;
 		n += rc;
 	}
 	for (c = 0; h && c < h->n; c++) {
@@ -78,8 +79,8 @@ charts(const struct report *r, const struct plot_histories *h,
 		rc = chart(out, id, title, rc, &svg);
 		free(title);
 		buf_release(&svg);
-		if (rc == -2)
-			return -2;
+		if (rc == PLOT_NO_GNUPLOT)
+			return PLOT_NO_GNUPLOT;
 		n += rc;
 	}
 	return n;
@@ -136,7 +137,7 @@ html_report(const struct report *r, const struct plot_histories *h,
 	table_release(&t);
 	buf_adds(out, "<h2>Charts</h2>\n");
 	n = charts(r, h, out);
-	if (n == -2)
+	if (n == PLOT_NO_GNUPLOT)
 		buf_adds(out, "<p class=\"note\">Charts need gnuplot, which is "
 			 "not installed.</p>\n");
 	else if (n == 0)

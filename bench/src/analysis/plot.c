@@ -398,7 +398,7 @@ plot_chart(const struct report *r, const char *chart, const char *term,
 	int rows, ret;
 
 	if (!have_gnuplot())
-		return -2;
+		return PLOT_NO_GNUPLOT;
 	rows = report_data(r, chart, &data, &top);
 	if (rows == 0) {
 		buf_release(&data);
@@ -466,7 +466,7 @@ plot_history(const struct plot_history_line *lines, size_t n,
 	int ret;
 
 	if (!have_gnuplot())
-		return -2;
+		return PLOT_NO_GNUPLOT;
 	xs = history_sessions(lines, n, &nx);
 	if (!nx)
 		return 1;

@@ -33,11 +33,14 @@ struct cp_change;
  */
 extern const char *const plot_charts[];
 
+/* Returned by the drawing functions when gnuplot is not installed. */
+#define PLOT_NO_GNUPLOT (-2)
+
 /*
  * Draws chart `chart` of r with gnuplot terminal `term` ("svg" or "png")
  * and appends the file's bytes to out. Returns 0; 1 when the report has
- * nothing to draw for that chart (out unchanged); -1 after error(); -2
- * when gnuplot is not installed.
+ * nothing to draw for that chart (out unchanged); -1 after error();
+ * PLOT_NO_GNUPLOT when gnuplot is not installed.
  */
 int plot_chart(const struct report *r, const char *chart, const char *term,
 	       struct buf *out);
@@ -69,7 +72,8 @@ struct plot_history_line {
 	const char *const *measured; /* per point: when it was measured
 					(runs.started_at); NULL: not shown */
 };
-/* 0 drawn; 1 nothing to draw (no points); -1 after error(); -2 no gnuplot. */
+/* 0 drawn; 1 nothing to draw (no points); -1 after error();
+ * PLOT_NO_GNUPLOT. */
 int plot_history(const struct plot_history_line *lines, size_t n,
 		 const char *term, struct buf *out);
 
@@ -105,7 +109,7 @@ void plot_histories_release(struct plot_histories *h);
  * Writes every chart that has data into dir (created) as CHART.svg (and
  * CHART.png when png is set), the history charts (h may be NULL) as
  * history-N.svg; names the files written in `written`, one per line.
- * 0, -1 after error(), -2 when gnuplot is missing.
+ * 0, -1 after error(), PLOT_NO_GNUPLOT when gnuplot is missing.
  */
 int plot_report(const struct report *r, const struct plot_histories *h,
 		const char *dir, int png, struct buf *written);

@@ -1,9 +1,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/provenance.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
 #include "evidence/fingerprint.h"
 #include "evidence/state.h"
 #include "evidence/runrec.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/json.h"
 #include "base/util.h"

@@ -1,49 +1,25 @@
-#ifndef RENDER_H
-#define RENDER_H
+#ifndef ANALYSIS_RENDER_H
+#define ANALYSIS_RENDER_H
 
 /*
- * Tables rendered as aligned GitHub Markdown, RFC 4180 CSV or JSON (an
- * array of objects keyed by column name). Cells are strings; a column
- * marked numeric is right-aligned in Markdown and written as a JSON
- * number (empty cells become null).
+ * The report (report.h) rendered: Markdown (the tables, notes, warnings
+ * and the provenance), CSV (the published results.csv columns) and JSON
+ * (every cell's summary, the configuration, the provenance), and the
+ * report's tables for other renderers (html.c). Tables themselves are
+ * table.h.
  */
 
-#include <stddef.h>
-
 struct buf;
-
-struct table {
-	size_t ncols, nrows;
-	char **head;
-	int *numeric;
-	char ***cells;   /* nrows x ncols, owned */
-};
-
-/* Columns: names; a name ending in '#' is numeric (the '#' is dropped). */
-void table_init(struct table *t, size_t ncols, const char *const *names);
-/* Adds a row of ncols cells (copied; NULL is an empty cell). */
-void table_add_row(struct table *t, const char *const *cells);
-void table_release(struct table *t);
-
-void table_render_md(const struct table *t, struct buf *out);
-void table_render_csv(const struct table *t, struct buf *out);
-void table_render_json(const struct table *t, struct buf *out);
-/* An HTML <table> (cells escaped; numeric cells class "num"). */
-void table_render_html(const struct table *t, struct buf *out);
-/* Appends s with &, <, >, " and ' escaped for HTML text and attributes. */
-void html_escape(struct buf *out, const char *s);
+struct report;
+struct table;
 
 /* format: "md", "csv" or "json"; -1 with error() for anything else. */
-int table_render(const struct table *t, const char *format, struct buf *out);
-
-
-/* ---- the report (report.h) as tables ---------------------------------- */
-
-struct report;
-/* format: "md", "csv" (the published results.csv columns) or "json". */
 int report_render(const struct report *r, const char *format,
 		  struct buf *out);
-/* The headline table (bare-metal, stock, shim, ratios) and the others. */
+/*
+ * The headline table (bare-metal, stock, shim, ratios) and the others,
+ * into t (table_init() is called here; the caller releases t).
+ */
 void report_headline_table(const struct report *r, struct table *t);
 void report_others_table(const struct report *r, struct table *t);
 /* What the values in the tables are. */

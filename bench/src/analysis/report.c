@@ -3,6 +3,7 @@
 #include "evidence/state.h"
 #include "analysis/provenance.h"
 #include "analysis/workload.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/util.h"
 

@@ -78,7 +78,7 @@ struct report {
 	char *nothing;              /* when no row counts: why, in words */
 };
 
-/* 0; -1 after error(); -2 after error() when the selection is bad. */
+/* 0; -1 after error(); RC_USAGE after error() when the selection is bad. */
 int report_build(struct store *s, const struct selection *sel,
 		 struct report *out);
 void report_release(struct report *r);

@@ -219,3 +219,176 @@ stats_mad(const double *x, size_t n, double *median)
 		*median = m;
 	return mad;
 }
+
+/* ---- distributions ---- */
+
+#define SQRT2 1.41421356237309504880
+
+double
+stats_norm_cdf(double z)
+{
+	return 0.5 * erfc(-z / SQRT2);
+}
+
+/*
+ * Inverse of the standard normal CDF: Acklam's rational approximation
+ * (relative error < 1.2e-9), refined by one Halley step.
+ */
+double
+stats_norm_quantile(double p)
+{
+	static const double a[] = { -3.969683028665376e+01, 2.209460984245205e+02,
+		-2.759285104469687e+02, 1.383577518672690e+02,
+		-3.066479806614716e+01, 2.506628277459239e+00 };
+	static const double b[] = { -5.447609879822406e+01, 1.615858368580409e+02,
+		-1.556989798598866e+02, 6.680131188771972e+01,
+		-1.328068155288572e+01 };
+	static const double c[] = { -7.784894002430293e-03, -3.223964580411365e-01,
+		-2.400758277161838e+00, -2.549732539343734e+00,
+		4.374664141464968e+00, 2.938163982698783e+00 };
+	static const double d[] = { 7.784695709041462e-03, 3.224671290700398e-01,
+		2.445134137142996e+00, 3.754408661907416e+00 };
+	double q, r, x, e, u;
+
+	if (isnan(p))
+		return NAN;
+	if (p <= 0)
+		return -INFINITY;
+	if (p >= 1)
+		return INFINITY;
+	if (p < 0.02425) {
+		q = sqrt(-2 * log(p));
+		x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+		    ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+	} else if (p > 1 - 0.02425) {
+		q = sqrt(-2 * log(1 - p));
+		x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+		    ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+	} else {
+		q = p - 0.5;
+		r = q * q;
+		x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+		    (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+	}
+	e = stats_norm_cdf(x) - p;
+	u = e * sqrt(2 * acos(-1.0)) * exp(x * x / 2);   /* sqrt(2 pi) */
+	return x - u / (1 + x * u / 2);
+}
+
+/*
+ * The continued fraction of I_x(a, b) (the form that converges for
+ * x < (a + 1) / (a + b + 2)), evaluated by the modified Lentz method.
+ */
+static double
+incbeta_cf(double x, double a, double b)
+{
+	const double tiny = 1e-300;
+	double c = 1, d = 1 - (a + b) * x / (a + 1), f;
+	int m;
+
+	d = fabs(d) < tiny ? tiny : d;
+	d = 1 / d;
+	f = d;
+	for (m = 1; m <= 10000; m++) {
+		double m2 = 2.0 * m, num, delta;
+
+		/* the even step, then the odd one */
+		num = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+		d = 1 + num * d;
+		d = fabs(d) < tiny ? tiny : d;
+		c = 1 + num / c;
+		c = fabs(c) < tiny ? tiny : c;
+		d = 1 / d;
+		f *= d * c;
+		num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+		d = 1 + num * d;
+		d = fabs(d) < tiny ? tiny : d;
+		c = 1 + num / c;
+		c = fabs(c) < tiny ? tiny : c;
+		d = 1 / d;
+		delta = d * c;
+		f *= delta;
+		if (fabs(delta - 1) < 1e-15)
+			break;
+	}
+	return f;
+}
+
+double
+stats_incbeta(double x, double a, double b)
+{
+	double front;
+
+	if (isnan(x) || !(a > 0) || !(b > 0))
+		return NAN;
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) +
+		    b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2))
+		return front * incbeta_cf(x, a, b) / a;
+	return 1 - front * incbeta_cf(1 - x, b, a) / b;
+}
+
+double
+stats_t_cdf(double t, double df)
+{
+	double tail;
+
+	if (isnan(t) || isnan(df) || !(df > 0))
+		return NAN;
+	if (df > STATS_T_NORMAL)
+		return stats_norm_cdf(t);
+	if (isinf(t))
+		return t > 0 ? 1 : 0;
+	/* P(|T| > |t|) = I_{df / (df + t^2)}(df / 2, 1 / 2); for large
+	 * t^2 the argument is formed without cancellation */
+	tail = stats_incbeta(df / (df + t * t), df / 2, 0.5) / 2;
+	return t > 0 ? 1 - tail : tail;
+}
+
+/*
+ * Bisection on the CDF between brackets found by doubling, then
+ * Newton steps on the density while they stay inside: the quantile to
+ * about 1e-12 relative in t, for any df.
+ */
+double
+stats_t_quantile(double p, double df)
+{
+	double lo, hi, x;
+	int i;
+
+	if (isnan(p) || isnan(df) || !(df > 0))
+		return NAN;
+	if (df > STATS_T_NORMAL)
+		return stats_norm_quantile(p);
+	if (p <= 0)
+		return -INFINITY;
+	if (p >= 1)
+		return INFINITY;
+	if (p < 0.5)
+		return -stats_t_quantile(1 - p, df);
+	if (p == 0.5)
+		return 0;
+	lo = 0;
+	hi = fmax(1, stats_norm_quantile(p));
+	while (stats_t_cdf(hi, df) < p && hi < 1e300)
+		hi *= 2;
+	x = hi;
+	for (i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+		double c = stats_t_cdf(x, df), dens, nx;
+
+		if (c < p)
+			lo = x;
+		else
+			hi = x;
+		dens = exp(lgamma((df + 1) / 2) - lgamma(df / 2) -
+			   0.5 * log(df * acos(-1.0)) -
+			   (df + 1) / 2 * log1p(x * x / df));
+		nx = dens > 0 ? x - (c - p) / dens : NAN;
+		x = nx > lo && nx < hi ? nx : lo / 2 + hi / 2;
+	}
+	return x;
+}

@@ -44,4 +44,20 @@ double stats_median_var(double cv, double n);
  * its median in *median when not NULL; NAN when n == 0. */
 double stats_mad(const double *x, size_t n, double *median);
 
+/*
+ * Distributions. The standard normal CDF (from erfc, accurate far into
+ * the tails) and its inverse (relative error below 1e-9). Student's t
+ * with df degrees of freedom (any real df > 0; df = INFINITY, or above
+ * STATS_T_NORMAL, is the normal): its CDF from the regularized
+ * incomplete beta function (relative error about 1e-12) and its inverse
+ * (the CDF inverted to 1e-12). NAN for a NaN argument or df <= 0.
+ */
+#define STATS_T_NORMAL 1e7
+double stats_norm_cdf(double z);
+double stats_norm_quantile(double p);
+double stats_t_cdf(double t, double df);
+double stats_t_quantile(double p, double df);
+/* The regularized incomplete beta function I_x(a, b), a, b > 0. */
+double stats_incbeta(double x, double a, double b);
+
 #endif

@@ -3,6 +3,7 @@
 #include "evidence/state.h"
 #include "analysis/changepoint.h"
 #include "analysis/stats.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/util.h"
 
@@ -16,20 +17,17 @@ static void workload_release(struct workload *w);
 /* ---- rows of a selection ---------------------------------------------------- */
 
 int
-workload_load(struct store *s, const char *text, struct workload_rows *out)
+workload_load(struct store *s, const struct selection *sel,
+	      struct workload_rows *out)
 {
-	struct selection sel;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	out->text = xstrdup(text ? text : "");
-	if (selection_parse(text, &sel) < 0)
-		return -2;
-	out->include = sel.include;
-	ret = store_query_results(s, &sel, &out->r, &out->n);
+	out->text = xstrdup(sel->text ? sel->text : "");
+	out->include = sel->include;
+	ret = store_query_results(s, sel, &out->r, &out->n);
 	if (ret == 0)
-		ret = store_query_left_out(s, &sel, &out->lo, &out->nlo);
-	selection_free(&sel);
+		ret = store_query_left_out(s, sel, &out->lo, &out->nlo);
 	return ret;
 }
 
@@ -42,28 +40,24 @@ workload_rows_release(struct workload_rows *w)
 	memset(w, 0, sizeof(*w));
 }
 
-/* Why the default leaves out l, and the include= word that counts it. */
+/*
+ * Why the default leaves out l (NULL: its status says), and the include=
+ * bit that counts it: tampered first, then the session's status, then
+ * the run's.
+ */
 static const char *
-left_out_reason(const struct store_left_out *l, const char **word)
+left_out_reason(const struct store_left_out *l, unsigned *bit)
 {
+	unsigned need = selection_needs(l->session_status, l->tampered,
+					l->run_status);
+
 	if (l->tampered) {
-		*word = "tampered";
+		*bit = SEL_TAMPERED;
 		return "imported as tampered";
 	}
-	switch (session_state_of(l->session_status)) {
-	case SESSION_STATE_OK:
-		break;
-	case SESSION_STATE_FAILED:
-		*word = "failed";
-		return NULL;
-	case SESSION_STATE_INTERRUPTED:
-		*word = "interrupted";
-		return NULL;
-	default:
-		*word = "unfinished";
-		return NULL;
-	}
-	*word = "partial";
+	need &= ~SEL_PARTIAL;
+	*bit = need && need != SEL_NEVER ? need :
+	       need ? SEL_UNFINISHED : SEL_PARTIAL;
 	return NULL;
 }
 
@@ -78,19 +72,11 @@ workload_left_out_words(const struct workload_rows *w)
 
 	for (i = 0; i < w->nlo; i++) {
 		const struct store_left_out *l = &w->lo[i];
-		const char *word, *why = left_out_reason(l, &word);
+		unsigned bit;
+		const char *why = left_out_reason(l, &bit);
 		char tmp[96];
 
-		if (!strcmp(word, "tampered"))
-			words |= SEL_TAMPERED;
-		else if (!strcmp(word, "failed"))
-			words |= SEL_FAILED;
-		else if (!strcmp(word, "interrupted"))
-			words |= SEL_INTERRUPTED;
-		else if (!strcmp(word, "unfinished"))
-			words |= SEL_UNFINISHED;
-		else
-			words |= SEL_PARTIAL;
+		words |= bit;
 		if (shown >= 6) {
 			more += l->runs;
 			continue;
@@ -452,7 +438,7 @@ workload_match(const struct store_result *ra, size_t na,
 	char **vary = NULL, *has_b = NULL;
 	size_t nw = 0, ca, cb, i, j, k;
 	char *va = variant_set(ra, na, &ca), *vb = variant_set(rb, nb, &cb);
-	int by_variant = 0, ret = -2;
+	int by_variant = 0, ret = RC_USAGE;
 
 	*out = NULL;
 	*n = *only_a = *only_b = 0;
@@ -603,17 +589,22 @@ workloads_free(struct workload *w, size_t n)
 }
 
 double
-workload_calibrated(struct store *s, const struct workload *w)
+workload_calibrated(struct store *s, const struct workload *w, double *df)
 {
 	const char *ids[2] = { w->identity_b, w->identity_a };
 	double between, within;
-	int i;
+	int i, processes = 0;
 
+	if (df)
+		*df = 0;
 	for (i = 0; i < 2; i++)
 		if (ids[i] && *ids[i] &&
 		    store_noise_get(s, ids[i], w->model, w->test, &between,
-				    &within, NULL) == 1)
+				    &within, NULL, &processes) == 1) {
+			if (df)
+				*df = processes > 1 ? processes - 1 : 0;
 			return between;
+		}
 	return -1;
 }
 
@@ -709,7 +700,7 @@ workload_groups(const struct store_result *rows, size_t n,
 			      "variant=NAME or the field that differs)",
 			      gr[i].model, gr[i].test, d);
 			free(d);
-			return -2;
+			return RC_USAGE;
 		}
 	return 0;
 }
@@ -911,11 +902,13 @@ workload_changepoints(const struct workload_series *sr, double p,
 
 /* ---- compare and history -------------------------------------------------------- */
 
-/* Loads a selection for a verdict: -2 bad, -3 nothing counts (error()). */
+/* Loads a selection for a verdict: RC_USAGE bad, RC_NOTHING nothing
+ * counts (error()). */
 static int
-load_counted(struct store *s, const char *text, struct workload_rows *w)
+load_counted(struct store *s, const struct selection *sel,
+	     struct workload_rows *w)
 {
-	int rc = workload_load(s, text, w);
+	int rc = workload_load(s, sel, w);
 	size_t i;
 
 	if (rc < 0)
@@ -927,7 +920,7 @@ load_counted(struct store *s, const char *text, struct workload_rows *w)
 
 		error("%s", m);
 		free(m);
-		return -3;
+		return RC_NOTHING;
 	}
 	return 0;
 }
@@ -939,8 +932,9 @@ join_words(const char *a, const char *b)
 }
 
 int
-workload_compare(struct store *s, const char *a, const char *b,
-		 const struct cmp_opts *o, struct workload_comparison *out)
+workload_compare(struct store *s, const struct selection *a,
+		 const struct selection *b, const struct cmp_opts *o,
+		 struct workload_comparison *out)
 {
 	struct workload_rows ra, rb;
 	char *why = NULL, *la, *lb, *ia, *ib;
@@ -975,9 +969,9 @@ workload_compare(struct store *s, const char *a, const char *b,
 		goto cleanup;
 	if (!out->n) {
 		error("nothing comparable: %zu workloads only in '%s', %zu only "
-		      "in '%s'%s%s", out->only_a, a, out->only_b, b,
+		      "in '%s'%s%s", out->only_a, ra.text, out->only_b, rb.text,
 		      why && *why ? "; " : "", why ? why : "");
-		ret = -4;
+		ret = WORKLOAD_INCOMPARABLE;
 		goto cleanup;
 	}
 	out->r = xcalloc(out->n, sizeof(*out->r));
@@ -985,7 +979,8 @@ workload_compare(struct store *s, const char *a, const char *b,
 	for (i = 0; i < out->n; i++) {
 		struct cmp_opts wo = *o;
 
-		wo.between_cv = workload_calibrated(s, &out->w[i]);
+		wo.between_cv = workload_calibrated(s, &out->w[i],
+						    &wo.between_df);
 		out->ok[i] = cmp_compute(&out->w[i].a, &out->w[i].b, &wo,
 					 &out->r[i]) == 0;
 		if (!out->ok[i])
@@ -1011,8 +1006,8 @@ workload_comparison_release(struct workload_comparison *c)
 }
 
 int
-workload_history(struct store *s, const char *selection, double p,
-		 struct workload_history *h)
+workload_history(struct store *s, const struct selection *selection,
+		 double p, struct workload_history *h)
 {
 	struct workload_rows w;
 	size_t j, k;

@@ -13,13 +13,14 @@
  * A workload is model x runtime x test x configuration: the model is its
  * SHA-256 when both rows know it (rows whose hashes differ are different
  * workloads), else its name; the configuration is every field of the
- * llama-bench row that changes the measurement (evidence/store.h
+ * llama-bench row that changes the measurement (the fields of role
+ * LB_CONFIG in evidence/lbfields.h, as the store keeps them in
  * store_config: backend, build, devices, n_gpu_layers, n_threads,
  * n_batch, n_ubatch, type_k/type_v, flash_attn, split_mode, ...). Rows
  * that differ in any of them are never pooled.
  *
  * What counts: the rows a selection selects (by default runs with status
- * ok of sessions with status ok, not tampered; store.h says how a
+ * ok of sessions with status ok, not tampered; selection.h says how a
  * selection includes more), each run one llama-bench process, with at
  * least one sample and an injection that was not found unverified.
  */
@@ -29,7 +30,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Return codes beyond RC_OK, RC_ERROR, RC_USAGE and RC_NOTHING
+ * (base/util.h): the selections hold data, but none in common.
+ */
+enum {
+	WORKLOAD_INCOMPARABLE = -4,   /* after error(): nothing comparable */
+};
+
 struct store;
+struct selection;
 struct store_result;
 struct store_config;
 struct store_left_out;
@@ -46,12 +56,12 @@ struct workload_rows {
 	char *text;                  /* the selection as given ("" all) */
 };
 /*
- * Parses a selection (key=value[,key=value...]; NULL selects
- * everything) and loads its rows. 0; -1 after error(); -2 after error()
- * when the selection is bad (a usage error: unknown key, no '='). Nothing
- * matched: n == 0 and nlo == 0. Release whatever the return.
+ * Loads the rows of a selection (evidence/selection.h). 0; -1 after
+ * error(); RC_USAGE after error() when a key of the selection is
+ * unknown to the store (a usage error). Nothing matched: n == 0 and
+ * nlo == 0. Release whatever the return.
  */
-int workload_load(struct store *s, const char *selection,
+int workload_load(struct store *s, const struct selection *sel,
 		  struct workload_rows *out);
 void workload_rows_release(struct workload_rows *w);
 /*
@@ -106,8 +116,8 @@ struct workload {
  * baseline order) and counts in *only_a / *only_b those present on one
  * side only; why (when a side holds the same model and test in another
  * configuration: the fields that differ) goes to *why (caller frees;
- * NULL allowed). Returns 0, or -2 after error() when a selection mixes
- * variants that cannot be paired. Free with workloads_free().
+ * NULL allowed). Returns 0, or RC_USAGE after error() when a selection
+ * mixes variants that cannot be paired. Free with workloads_free().
  */
 int workload_match(const struct store_result *ra, size_t na,
 		   const struct store_result *rb, size_t nb,
@@ -118,9 +128,12 @@ void workloads_free(struct workload *w, size_t n);
 /*
  * The calibrated process effect (between-process CV) for a workload:
  * the candidate's fingerprint identity first, then the baseline's; -1
- * when neither was calibrated (or the lookup failed).
+ * when neither was calibrated (or the lookup failed). *df (NULL
+ * allowed) gets its degrees of freedom, the calibration's processes
+ * less one (0: unknown).
  */
-double workload_calibrated(struct store *s, const struct workload *w);
+double workload_calibrated(struct store *s, const struct workload *w,
+			   double *df);
 
 /*
  * The processes of one configuration for calibration: rows grouped by
@@ -136,8 +149,8 @@ struct workload_group {
 };
 /*
  * Groups rows[0..n) into *out (*ng of them; free with
- * workload_groups_free). -2 after error() naming what differs when two
- * groups measure the same model and test (the selection mixes
+ * workload_groups_free). RC_USAGE after error() naming what differs
+ * when two groups measure the same model and test (the selection mixes
  * configurations: variants, targets, fingerprints or llama-bench
  * fields); 0 otherwise.
  */
@@ -190,9 +203,10 @@ void workload_changepoints(const struct workload_series *sr, double p,
  * compare: the workloads two selections share, each compared (b against
  * a) with o and the workload's calibrated process effect. ok[i] is 0
  * when workload i could not be compared (error() said why). Returns 0;
- * -1 after error() when the store fails; -2 after error() when a
- * selection is bad or mixes variants that cannot be paired; -3 after
- * error() when a selection holds nothing that counts; -4 after error()
+ * -1 after error() when the store fails; RC_USAGE after error() when a
+ * selection is bad or mixes variants that cannot be paired; RC_NOTHING
+ * after error() when a selection holds nothing that counts;
+ * WORKLOAD_INCOMPARABLE after error()
  * when nothing is comparable. Release with workload_comparison_release()
  * whatever the return.
  */
@@ -204,15 +218,17 @@ struct workload_comparison {
 	char *left_out;              /* what the defaults left out, in words */
 	char *included;              /* what counts beyond them, in words */
 };
-int workload_compare(struct store *s, const char *a, const char *b,
-		     const struct cmp_opts *o, struct workload_comparison *out);
+int workload_compare(struct store *s, const struct selection *a,
+		     const struct selection *b, const struct cmp_opts *o,
+		     struct workload_comparison *out);
 void workload_comparison_release(struct workload_comparison *c);
 
 /*
  * history: the series of a selection, the median of each point, and the
  * change points of each series (workload_changepoints at level p). 0; -1
- * after error(); -2 a bad selection; -3 nothing that counts (error()
- * said so). Release with workload_history_release() whatever the return.
+ * after error(); RC_USAGE a bad selection; RC_NOTHING nothing that
+ * counts (error() said so). Release with workload_history_release()
+ * whatever the return.
  */
 struct workload_history {
 	struct workload_series *sr;
@@ -222,8 +238,8 @@ struct workload_history {
 	size_t *ncp;
 	char *left_out, *included;   /* in words, "" when nothing */
 };
-int workload_history(struct store *s, const char *selection, double p,
-		     struct workload_history *h);
+int workload_history(struct store *s, const struct selection *selection,
+		     double p, struct workload_history *h);
 void workload_history_release(struct workload_history *h);
 
 #endif

@@ -63,8 +63,10 @@ resolve_dir_of(const char *path)
 	return ret;
 }
 
+/* by_inode: the file is also known by its inode (not for a file that is
+ * replaced by rename, whose old inode another file may get). */
 static void
-protect_one(const char *path, const char *what)
+protect_one(const char *path, const char *what, int by_inode)
 {
 	struct protected_file *p;
 	struct stat st;
@@ -72,7 +74,7 @@ protect_one(const char *path, const char *what)
 	protected = xrealloc(protected, (nprotected + 1) * sizeof(*p));
 	p = &protected[nprotected++];
 	memset(p, 0, sizeof(*p));
-	if (stat(path, &st) == 0) {
+	if (by_inode && stat(path, &st) == 0) {
 		p->dev = st.st_dev;
 		p->ino = st.st_ino;
 		p->have_ino = 1;
@@ -84,16 +86,17 @@ protect_one(const char *path, const char *what)
 void
 files_protect(const char *path, const char *what)
 {
-	static const char *const sides[] = { "-wal", "-shm", "-journal" };
+	static const char *const sides[] = { "-wal", "-shm", "-journal",
+					     "-verified" };
 	size_t i;
 
 	if (!path || !*path)
 		return;
-	protect_one(path, what);
+	protect_one(path, what, 1);
 	for (i = 0; i < ARRAY_SIZE(sides); i++) {
 		char *side = xstrfmt("%s%s", path, sides[i]);
 		char *of = xstrfmt("a file of %s", what);
-		protect_one(side, of);
+		protect_one(side, of, strcmp(sides[i], "-verified") != 0);
 		free(side);
 		free(of);
 	}

@@ -29,9 +29,9 @@
  */
 int write_file_atomic(const char *path, const void *data, size_t len);
 /*
- * Registers path, and its "-wal", "-shm" and "-journal" side files, as
- * files no write_file_atomic() may touch; what names it in the refusal
- * ("the store"). Lasts for the process.
+ * Registers path, and its "-wal", "-shm", "-journal" and "-verified"
+ * side files, as files no write_file_atomic() may touch; what names it
+ * in the refusal ("the store"). Lasts for the process.
  */
 void files_protect(const char *path, const char *what);
 /*

@@ -950,6 +950,13 @@ jw_int(struct jw *w, int64_t v)
 	buf_addf(w->out, "%lld", (long long)v);
 }
 
+void
+jw_uint(struct jw *w, uint64_t v)
+{
+	before_value(w);
+	buf_addf(w->out, "%llu", (unsigned long long)v);
+}
+
 /* The shortest %.Ng that reads back as v. */
 static void
 add_double(struct buf *b, double v)
@@ -978,6 +985,48 @@ jw_num(struct jw *w, double v)
 	}
 	before_value(w);
 	add_double(w->out, v);
+}
+
+/* 1 when s is exactly one JSON number (RFC 8259 section 6). */
+static int
+is_json_number(const char *s)
+{
+	if (*s == '-')
+		s++;
+	if (*s == '0')
+		s++;
+	else if (*s >= '1' && *s <= '9')
+		while (*s >= '0' && *s <= '9')
+			s++;
+	else
+		return 0;
+	if (*s == '.') {
+		s++;
+		if (!(*s >= '0' && *s <= '9'))
+			return 0;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '+' || *s == '-')
+			s++;
+		if (!(*s >= '0' && *s <= '9'))
+			return 0;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	return *s == '\0';
+}
+
+int
+jw_num_text(struct jw *w, const char *text)
+{
+	if (!text || !is_json_number(text))
+		return -1;
+	before_value(w);
+	buf_adds(w->out, text);
+	return 0;
 }
 
 void

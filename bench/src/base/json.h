@@ -193,7 +193,14 @@ void jw_key(struct jw *w, const char *key);
 void jw_str(struct jw *w, const char *s);        /* NULL writes null */
 void jw_strn(struct jw *w, const char *s, size_t len);
 void jw_int(struct jw *w, int64_t v);
+void jw_uint(struct jw *w, uint64_t v);          /* every uint64_t exact */
 void jw_num(struct jw *w, double v);             /* shortest round trip */
+/*
+ * text as written, when it is a JSON number (RFC 8259: "-0.50", "1e5";
+ * not ".5", "+1", "0x10", "inf"), so a number shown as text keeps its
+ * digits; returns -1 and writes nothing otherwise.
+ */
+int jw_num_text(struct jw *w, const char *text);
 /* v rounded to at most `decimals` decimals (trailing zeros dropped). */
 void jw_num_dec(struct jw *w, double v, int decimals);
 void jw_bool(struct jw *w, int v);

@@ -132,29 +132,6 @@ buf_detach(struct buf *b, size_t *len)
 }
 
 void
-buf_add_json_str(struct buf *b, const char *s)
-{
-	const unsigned char *p;
-
-	buf_addch(b, '"');
-	for (p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': buf_adds(b, "\\\""); break;
-		case '\\': buf_adds(b, "\\\\"); break;
-		case '\n': buf_adds(b, "\\n"); break;
-		case '\r': buf_adds(b, "\\r"); break;
-		case '\t': buf_adds(b, "\\t"); break;
-		default:
-			if (*p < 0x20)
-				buf_addf(b, "\\u%04x", *p);
-			else
-				buf_addch(b, *p);
-		}
-	}
-	buf_addch(b, '"');
-}
-
-void
 buf_add_sh_quoted(struct buf *b, const char *s)
 {
 	buf_addch(b, '\'');

@@ -60,8 +60,6 @@ void buf_setlen(struct buf *b, size_t len);
 void buf_reset(struct buf *b);
 void buf_release(struct buf *b);
 char *buf_detach(struct buf *b, size_t *len);
-/* Appends a JSON string literal (quotes included) for s. */
-void buf_add_json_str(struct buf *b, const char *s);
 /* Appends s quoted for one POSIX shell ('…', with ' as '\''). */
 void buf_add_sh_quoted(struct buf *b, const char *s);
 /*

@@ -1,8 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
 #include "analysis/gate.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
 #include "analysis/workload.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/util.h"
 
@@ -203,7 +204,8 @@ sim_row(struct table *t, const struct workload_group *g,
 
 /* calibrate --from: one library call, a table, the floors stored. */
 static int
-calibrate_from(struct cmd_ctx *ctx, const struct calibrate_opts *co)
+calibrate_from(struct cmd_ctx *ctx, const struct calibrate_opts *co,
+	       const struct selection *from, const struct selection *power)
 {
 	struct gate_calib_opts o = { co->trials, co->threshold / 100, 0.005,
 				     (uint64_t)co->seed };
@@ -222,10 +224,10 @@ calibrate_from(struct cmd_ctx *ctx, const struct calibrate_opts *co)
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
-	rc = gate_calibration_run(s, co->from, co->power, co->simulate >= 0 ?
+	rc = gate_calibration_run(s, from, power, co->simulate >= 0 ?
 				  co->simulate / 100 : -1, &o, &cal);
 	if (rc < 0) {
-		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 		goto cleanup;
 	}
 	if (*cal.left_out)
@@ -333,8 +335,9 @@ cleanup:
 static int
 calibrate_forget(struct cmd_ctx *ctx, const char *what)
 {
-	static const char *const keys[] = {
-		"identity", "target", "model", "test", "session",
+	static const enum sel_key keys[] = {
+		SEL_KEY_IDENTITY, SEL_KEY_TARGET, SEL_KEY_MODEL, SEL_KEY_TEST,
+		SEL_KEY_SESSION,
 	};
 	const char *val[ARRAY_SIZE(keys)] = { 0 };
 	struct selection sel = { 0 };
@@ -354,16 +357,16 @@ calibrate_forget(struct cmd_ctx *ctx, const char *what)
 		}
 		for (i = 0; i < sel.n; i++) {
 			for (k = 0; k < ARRAY_SIZE(keys) &&
-			     strcmp(keys[k], sel.keys[i]); k++)
+			     keys[k] != sel.t[i].key; k++)
 				;
 			if (k == ARRAY_SIZE(keys)) {
 				ret = cmd_usage_error(ctx, "--forget: unknown key "
 						      "'%s' (identity, target, "
 						      "model, test, session)",
-						      sel.keys[i]);
+						      sel.t[i].name);
 				goto cleanup;
 			}
-			val[k] = sel.values[i];
+			val[k] = sel.t[i].value;
 		}
 		if (val[4] && parse_long(val[4], &session) < 0) {
 			ret = cmd_usage_error(ctx, "--forget: session '%s' is not "
@@ -397,7 +400,8 @@ calibrate_main(int argc, char **argv, struct cmd_ctx *ctx)
 				     .threshold = 5, .simulate = -1 };
 	const char **args = NULL;
 	size_t nargs = 0;
-	char stamp[21], *label = NULL, *sel = NULL;
+	char stamp[21], *label = NULL;
+	struct selection from = { 0 }, power = { 0 };
 	int rc;
 
 	rc = cmd_parse(ctx, argc, argv, &co, &args, &nargs);
@@ -428,6 +432,11 @@ calibrate_main(int argc, char **argv, struct cmd_ctx *ctx)
 		goto cleanup;
 	if (co.simulate >= 0 && co.trials <= 0)
 		co.trials = 1000;
+	if ((co.from && selection_parse(co.from, &from) < 0) ||
+	    (co.power && selection_parse(co.power, &power) < 0)) {
+		rc = EXIT_USAGE;
+		goto cleanup;
+	}
 	if (nargs) {
 		/* calibrate PLAN: run the A/A processes, then calibrate them. */
 		utc_now(stamp);
@@ -438,14 +447,14 @@ calibrate_main(int argc, char **argv, struct cmd_ctx *ctx)
 			      "calibrated", rc);
 			goto cleanup;
 		}
-		sel = xstrfmt("label=%s", label);
-		co.from = sel;
+		selection_add(&from, "label", label);
 		co.store = 1;
 	}
-	rc = calibrate_from(ctx, &co);
+	rc = calibrate_from(ctx, &co, &from, co.power ? &power : NULL);
 cleanup:
 	free(label);
-	free(sel);
+	selection_free(&from);
+	selection_free(&power);
 	free(args);
 	return rc;
 }

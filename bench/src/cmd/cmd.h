@@ -69,7 +69,7 @@ int cmd_open_existing_store(const struct cmd_ctx *ctx, struct store **s);
  * The same for commands that only read (report, sessions, history,
  * export, compare, gate, reproduce): read-only, so a store on a read-only
  * mount or owned by another user can be read, and checked first
- * (store_check()), so a damaged store is an error, never an answer or a
+ * (store_verify()), so a damaged store is an error, never an answer or a
  * verdict on other numbers.
  */
 int cmd_open_store_readonly(const struct cmd_ctx *ctx, struct store **s);

@@ -3,8 +3,9 @@
 #include "analysis/compare.h"
 #include "analysis/gate.h"
 #include "analysis/outliers.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
 #include "analysis/workload.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -59,8 +60,11 @@ const struct command cmd_compare = {
 		"\n"
 		"A single process per side cannot show how much the process itself\n"
 		"shifts its samples; the noise floor stored by `shimbench calibrate`\n"
-		"for the fingerprint is used for that, or, uncalibrated, the\n"
-		"within-process CV as a stand-in (column noise says which).\n"
+		"for the fingerprint is used for that, else the other side's spread\n"
+		"of processes, else a conservative 10 % (column noise says which).\n"
+		"With few processes the interval takes Student's t. Fewer than 2\n"
+		"samples a side: inconclusive. The p-value is exact (ties too) unless\n"
+		"a warning says it is the normal approximation.\n"
 		"\n"
 		"Warnings (column warnings; md: a list): a first sample far below the\n"
 		"rest of its process, a process far from its siblings, a difference\n"
@@ -110,6 +114,11 @@ workload_warnings(const struct workload *wl, const struct cmp_result *r,
 	outliers_effect(xa, na, xb, nb, r->ratio, wl->name, "A", "B", w);
 	free(xa);
 	free(xb);
+	if (!r->p_exact && isfinite(r->p_mwu))
+		warnings_add(w, xstrfmt("%s: the Mann-Whitney p is the normal "
+					"approximation (%zu and %zu samples: too "
+					"many to count exactly)", wl->name, r->na,
+					r->nb));
 	if (wl->idents_a > 1)
 		warnings_add(w, xstrfmt("%s: A pools sessions %s of %zu "
 					"different fingerprints", wl->name,
@@ -172,6 +181,7 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 	struct table t;
 	struct buf out = BUF_INIT;
 	struct warnings warn = { 0 };
+	struct selection sel[2] = { { 0 }, { 0 } };
 	int ret = EXIT_OK, rc;
 
 	rc = cmd_parse(ctx, argc, argv, &co, &args, &nargs);
@@ -186,22 +196,19 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 		return cmd_usage_error(ctx, "--threshold %g is not a percentage "
 				       "(0 < P < 100)", co.threshold);
 	}
-	for (i = 0; i < 2; i++) {
-		struct selection probe;
-
-		if (selection_parse(args[i], &probe) < 0) {
+	for (i = 0; i < 2; i++)
+		if (selection_parse(args[i], &sel[i]) < 0) {
+			selection_free(&sel[0]);
 			free(args);
 			return EXIT_USAGE;
 		}
-		selection_free(&probe);
-	}
 	o.seed = (uint64_t)co.seed;
 	o.boot = (int)co.boot;
 	table_init(&t, ARRAY_SIZE(compare_cols), compare_cols);
 	if (cmd_open_store_readonly(ctx, &s) < 0)
 		ret = EXIT_ENV;
-	else if ((rc = workload_compare(s, args[0], args[1], &o, &cmp)) < 0)
-		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+	else if ((rc = workload_compare(s, &sel[0], &sel[1], &o, &cmp)) < 0)
+		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 	if (!ret && *cmp.left_out)
 		warnings_add(&warn, xstrfmt("left out by default: %s",
 					    cmp.left_out));
@@ -253,6 +260,8 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 	table_release(&t);
 	buf_release(&out);
 	store_close(s);
+	selection_free(&sel[0]);
+	selection_free(&sel[1]);
 	free(args);
 	return ret;
 }

@@ -8,6 +8,7 @@
 #include "evidence/derive.h"
 #include "evidence/lbsql.h"
 #include "evidence/runrec.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/json.h"
@@ -34,7 +35,7 @@ bundle_charts(const struct report *rep, struct bundle_file *files,
 
 	for (c = 0; plot_charts[c] && n < BUNDLE_CHARTS; c++) {
 		rc = plot_chart(rep, plot_charts[c], "svg", &imgs[n]);
-		if (rc == -2) {
+		if (rc == PLOT_NO_GNUPLOT) {
 			buf_adds(md, "\n## Charts\n\nCharts need gnuplot, "
 				 "which was not installed.\n");
 			break;
@@ -75,7 +76,7 @@ cmd_write_bundle(struct store *s, int64_t sid, const char *dir,
 	struct bundle_file files[BUNDLE_CHARTS];
 	char *names[BUNDLE_CHARTS];
 	struct bundle_tables t = { 0 };
-	char spec[48];
+	char spec[24];
 	size_t i, nfiles = 0;
 	int ret = -1;
 
@@ -85,8 +86,10 @@ cmd_write_bundle(struct store *s, int64_t sid, const char *dir,
 		return -1;
 	/* the bundle is the session: all of it, its warnings saying what
 	 * would not count by default */
-	snprintf(spec, sizeof(spec), "session=%lld,include=all", (long long)sid);
-	if (selection_parse(spec, &sel) < 0 || report_build(s, &sel, &rep) < 0)
+	snprintf(spec, sizeof(spec), "%lld", (long long)sid);
+	selection_add(&sel, "session", spec);
+	selection_set_include(&sel, SEL_ALL);
+	if (report_build(s, &sel, &rep) < 0)
 		goto cleanup;
 	report_render(&rep, "md", &md);
 	report_render(&rep, "csv", &csv);

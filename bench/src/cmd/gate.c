@@ -2,8 +2,9 @@
 #include "cmd/cmd.h"
 #include "analysis/gate.h"
 #include "analysis/provenance.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
 #include "base/json.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -42,7 +43,8 @@ static const struct opt gate_opts[] = {
 	      "METRIC=PCT overrides it for a test or its kind, e.g. "
 	      "--threshold tg=10 --threshold pp512=3"),
 	OPT_I("min-samples", 0, GO, min_samples, "N", 1, 1000000000,
-	      "fewer samples on a side is inconclusive (default 5)"),
+	      "fewer samples on a side is inconclusive, whatever the "
+	      "verdict would be (default 5)"),
 	OPT_D("alpha", 0, GO, alpha, "A", 0, 0.5,
 	      "one-sided error rate per workload (default 0.005; 0 < A < 0.5)"),
 	OPT_D("shim-floor", 0, GO, shim_floor, "X", 0, 1e9,
@@ -88,10 +90,13 @@ const struct command cmd_gate = {
 		"\n"
 		"Noise: one llama-bench process shifts all of its samples, so with\n"
 		"one process per side the gate uses the noise floor stored by\n"
-		"`shimbench calibrate` for the fingerprint (uncalibrated: the\n"
-		"within-process CV as a stand-in), and the observed between-process\n"
-		"spread with several. Each verdict shows the minimum detectable\n"
-		"effect (95 % power).\n"
+		"`shimbench calibrate` for the fingerprint (uncalibrated: a\n"
+		"conservative 10 %, so one process per side without a floor is\n"
+		"inconclusive unless the slowdown is gross), and the observed\n"
+		"between-process spread with several, with Student's t for few.\n"
+		"Each verdict shows the minimum detectable effect (95 % power).\n"
+		"Fewer than --min-samples on a side decides nothing, a regression\n"
+		"included; a workload the candidate lacks is no pass.\n"
 		"\n"
 		"The Markdown names the sessions and OS builds compared, the\n"
 		"confidence level of the bounds, warnings (outliers, a difference\n"
@@ -203,110 +208,100 @@ render_junit(const struct gate_check *c, size_t n, const struct warnings *w,
 	buf_adds(b, "</testsuites>\n");
 }
 
+/* One check's statistics, for render_json(). */
 static void
-json_knum(struct buf *b, const char *key, double v)
+json_check_stats(struct jw *w, const struct gate_check *c)
 {
-	buf_add_json_str(b, key);
-	if (isfinite(v))
-		buf_addf(b, ": %.6g", v);
-	else
-		buf_adds(b, ": null");
+	const struct { const char *key; double v; } nums[] = {
+		{ "ratio", c->r.ratio },
+		{ "ci95_lo", c->r.ci_lo },
+		{ "ci95_hi", c->r.ci_hi },
+		{ "bound_lo", c->d.lo },
+		{ "bound_hi", c->d.hi },
+		{ "p_mwu", c->r.p_mwu },
+		{ "threshold", c->threshold },
+		{ "mde", c->d.mde },
+		{ "critical", c->d.crit },
+		{ "between_cv", c->r.between_cv },
+		{ "within_cv", c->r.within_cv },
+	};
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(nums); k++)
+		jw_knum(w, nums[k].key, nums[k].v);
+	jw_kstr(w, "noise", cmp_noise_name(c->r.noise));
+	jw_kint(w, "baseline_samples", (int64_t)c->r.na);
+	jw_kint(w, "baseline_processes", (int64_t)c->r.ka);
+	jw_kint(w, "candidate_samples", (int64_t)c->r.nb);
+	jw_kint(w, "candidate_processes", (int64_t)c->r.kb);
+	jw_kint(w, "processes_needed", c->d.need_k);
 }
 
+/*
+ * The decision as JSON (--json, --format json), through the JSON writer.
+ * Keys in this order; numbers at full precision, null when not finite.
+ */
 static void
 render_json(const struct gate_report *rep, const char *verdict, int code,
 	    const char *base, const char *cand, enum gate_mode mode,
 	    struct buf *b)
 {
 	const struct gate_check *c = rep->checks;
-	size_t n = rep->n, i;
+	struct jw w;
+	size_t i;
 
-	buf_adds(b, "{\"verdict\": ");
-	buf_add_json_str(b, verdict);
-	buf_addf(b, ", \"exit_code\": %d, \"mode\": \"%s\", \"confidence\": "
-		 "%.6g, \"baseline\": ", code,
-		 mode == GATE_DETECT ? "detect" : "prove", 1 - rep->alpha);
-	buf_add_json_str(b, base);
-	buf_adds(b, ", \"candidate\": ");
-	buf_add_json_str(b, cand);
-	buf_adds(b, ", \"baseline_compared\": ");
-	buf_add_json_str(b, rep->baseline_words ? rep->baseline_words : "");
-	buf_adds(b, ", \"candidate_compared\": ");
-	buf_add_json_str(b, rep->candidate_words ? rep->candidate_words : "");
+	jw_init(&w, b, 1);
+	jw_object(&w);
+	jw_kstr(&w, "verdict", verdict);
+	jw_kint(&w, "exit_code", code);
+	jw_kstr(&w, "mode", mode == GATE_DETECT ? "detect" : "prove");
+	jw_knum(&w, "confidence", 1 - rep->alpha);
+	jw_kstr(&w, "baseline", base);
+	jw_kstr(&w, "candidate", cand);
+	jw_kstr(&w, "baseline_compared",
+		rep->baseline_words ? rep->baseline_words : "");
+	jw_kstr(&w, "candidate_compared",
+		rep->candidate_words ? rep->candidate_words : "");
 	if (rep->auto_session) {
-		buf_addf(b, ", \"baseline_auto\": {\"session\": %lld, "
-			 "\"why\": ", (long long)rep->auto_session);
-		buf_add_json_str(b, rep->auto_reason ? rep->auto_reason : "");
-		buf_adds(b, "}");
+		jw_key(&w, "baseline_auto");
+		jw_object(&w);
+		jw_kint(&w, "session", rep->auto_session);
+		jw_kstr(&w, "why", rep->auto_reason ? rep->auto_reason : "");
+		jw_end(&w);
 	}
-	buf_adds(b, ", \"warnings\": [");
-	for (i = 0; i < rep->warn.n; i++) {
-		buf_adds(b, i ? ", " : "");
-		buf_add_json_str(b, rep->warn.v[i]);
+	jw_key(&w, "warnings");
+	jw_array(&w);
+	for (i = 0; i < rep->warn.n; i++)
+		jw_str(&w, rep->warn.v[i]);
+	jw_end(&w);
+	jw_key(&w, "checks");
+	jw_array(&w);
+	for (i = 0; i < rep->n; i++) {
+		jw_object(&w);
+		jw_kstr(&w, "suite", c[i].suite);
+		jw_kstr(&w, "name", c[i].name);
+		jw_kstr(&w, "verdict", gate_verdict_name(c[i].verdict));
+		jw_kstr(&w, "message", c[i].message);
+		if (c[i].has_stats)
+			json_check_stats(&w, &c[i]);
+		jw_end(&w);
 	}
-	buf_adds(b, "], \"checks\": [");
-	for (i = 0; i < n; i++) {
-		buf_adds(b, i ? ",\n  {" : "\n  {");
-		buf_adds(b, "\"suite\": ");
-		buf_add_json_str(b, c[i].suite);
-		buf_adds(b, ", \"name\": ");
-		buf_add_json_str(b, c[i].name);
-		buf_adds(b, ", \"verdict\": ");
-		buf_add_json_str(b, gate_verdict_name(c[i].verdict));
-		buf_adds(b, ", \"message\": ");
-		buf_add_json_str(b, c[i].message);
-		if (c[i].has_stats) {
-			const struct { const char *key; double v; } nums[] = {
-				{ "ratio", c[i].r.ratio },
-				{ "ci95_lo", c[i].r.ci_lo },
-				{ "ci95_hi", c[i].r.ci_hi },
-				{ "bound_lo", c[i].d.lo },
-				{ "bound_hi", c[i].d.hi },
-				{ "p_mwu", c[i].r.p_mwu },
-				{ "threshold", c[i].threshold },
-				{ "mde", c[i].d.mde },
-				{ "critical", c[i].d.crit },
-				{ "between_cv", c[i].r.between_cv },
-				{ "within_cv", c[i].r.within_cv },
-			};
-			size_t k;
-
-			for (k = 0; k < ARRAY_SIZE(nums); k++) {
-				buf_adds(b, ", ");
-				json_knum(b, nums[k].key, nums[k].v);
-			}
-			buf_addf(b, ", \"noise\": \"%s\", \"baseline_samples\": %zu,"
-				 " \"baseline_processes\": %zu,"
-				 " \"candidate_samples\": %zu,"
-				 " \"candidate_processes\": %zu,"
-				 " \"processes_needed\": %d",
-				 cmp_noise_name(c[i].r.noise), c[i].r.na, c[i].r.ka,
-				 c[i].r.nb, c[i].r.kb, c[i].d.need_k);
-		}
-		buf_adds(b, "}");
-	}
-	buf_adds(b, "\n], \"provenance\": {\"baseline\": ");
-	{
-		struct jw w;
-		struct buf pb = BUF_INIT;
-
-		jw_init(&w, &pb, 0);
-		if (rep->prov_baseline)
-			provenance_json(rep->prov_baseline, &w);
-		else
-			jw_null(&w);
-		buf_add(b, pb.buf, pb.len);
-		buf_reset(&pb);
-		buf_adds(b, ", \"candidate\": ");
-		jw_init(&w, &pb, 0);
-		if (rep->prov_candidate)
-			provenance_json(rep->prov_candidate, &w);
-		else
-			jw_null(&w);
-		buf_add(b, pb.buf, pb.len);
-		buf_release(&pb);
-	}
-	buf_adds(b, "}}\n");
+	jw_end(&w);
+	jw_key(&w, "provenance");
+	jw_object(&w);
+	jw_key(&w, "baseline");
+	if (rep->prov_baseline)
+		provenance_json(rep->prov_baseline, &w);
+	else
+		jw_null(&w);
+	jw_key(&w, "candidate");
+	if (rep->prov_candidate)
+		provenance_json(rep->prov_candidate, &w);
+	else
+		jw_null(&w);
+	jw_end(&w);
+	jw_end(&w);
+	buf_addch(b, '\n');
 }
 
 static void
@@ -413,13 +408,15 @@ parse_thresholds(struct cmd_ctx *ctx, const struct opt_list *l,
 	return 0;
 }
 
-/* Options to gate_opts; 0, or the exit code after a usage error. */
+/*
+ * Options to gate_opts, the selections parsed into cand and base (the
+ * caller frees them); 0, or the exit code after a usage error.
+ */
 static int
 gate_check_options(struct cmd_ctx *ctx, const struct gate_cli *c,
-		   struct gate_opts *o, struct gate_threshold **ov)
+		   struct gate_opts *o, struct gate_threshold **ov,
+		   struct selection *cand, struct selection *base)
 {
-	struct selection p;
-
 	if (!c->candidate)
 		return cmd_usage_error(ctx, "--candidate SEL is required");
 	if (!c->baseline && c->shim_floor <= 0)
@@ -430,8 +427,6 @@ gate_check_options(struct cmd_ctx *ctx, const struct gate_cli *c,
 				       c->alpha);
 	if (c->shim_floor == 0)
 		return cmd_usage_error(ctx, "bad --shim-floor '0' (X > 0)");
-	o->baseline = c->baseline;
-	o->candidate = c->candidate;
 	o->mode = !strcmp(c->mode, "prove") ? GATE_PROVE : GATE_DETECT;
 	o->threshold = 0.05;
 	o->min_samples = c->min_samples;
@@ -441,13 +436,14 @@ gate_check_options(struct cmd_ctx *ctx, const struct gate_cli *c,
 	o->cmp.boot = (int)c->boot;
 	if (parse_thresholds(ctx, &c->threshold, o, ov))
 		return EXIT_USAGE;
-	if (selection_parse(c->candidate, &p) < 0)
+	if (selection_parse(c->candidate, cand) < 0)
 		return EXIT_USAGE;
-	selection_free(&p);
-	if (c->baseline && strcmp(c->baseline, "auto")) {
-		if (selection_parse(c->baseline, &p) < 0)
+	o->candidate = cand;
+	o->baseline_auto = c->baseline && !strcmp(c->baseline, "auto");
+	if (c->baseline && !o->baseline_auto) {
+		if (selection_parse(c->baseline, base) < 0)
 			return EXIT_USAGE;
-		selection_free(&p);
+		o->baseline = base;
 	}
 	return 0;
 }
@@ -527,6 +523,7 @@ gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 			      .min_samples = 5, .seed = 1, .boot = 2000,
 			      .alpha = 0.005, .shim_floor = -1 };
 	struct gate_opts o = { 0 };
+	struct selection cand = { 0 }, base = { 0 };
 	struct gate_threshold *ov = NULL;
 	struct gate_report rep = { 0 };
 	struct store *s = NULL;
@@ -539,7 +536,7 @@ gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (rc)
 		return rc < 0 ? EXIT_USAGE : EXIT_OK;
 	free(args);
-	ret = gate_check_options(ctx, &c, &o, &ov);
+	ret = gate_check_options(ctx, &c, &o, &ov, &cand, &base);
 	if (ret)
 		goto cleanup;
 	if (cmd_open_store_readonly(ctx, &s) < 0) {
@@ -551,7 +548,7 @@ gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 		fprintf(stderr, "baseline auto: session %lld: %s\n",
 			(long long)rep.auto_session, rep.auto_reason);
 	if (rc < 0) {
-		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 		goto cleanup;
 	}
 	ret = rep.regressions ? EXIT_CHECK :
@@ -564,6 +561,8 @@ cleanup:
 	for (i = 0; i < o.noverrides; i++)
 		free(ov[i].metric);
 	free(ov);
+	selection_free(&cand);
+	selection_free(&base);
 	opt_release(gate_opts, &c);
 	gate_report_release(&rep);
 	buf_release(&head);

@@ -1,8 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
 #include "analysis/changepoint.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
 #include "analysis/workload.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -47,9 +48,12 @@ const struct command cmd_history = {
 		"date of an import) with its OS build, median tokens/s and samples.\n"
 		"Change points: binary segmentation over the sessions with a t test\n"
 		"on the session means of the processes' log medians, the variance of\n"
-		"a session never below what the processes imply, Bonferroni over the\n"
-		"splits (docs/statistics.md; its power in bench/BENCHMARKS.md); the\n"
-		"session that introduced each change is marked with the shift.\n",
+		"a session never below what the processes imply, the largest over the\n"
+		"splits against its own null (docs/statistics.md; its power in\n"
+		"bench/BENCHMARKS.md); the\n"
+		"session that introduced each change is marked with the shift. Steps\n"
+		"in one direction that a straight ramp explains better are one drift,\n"
+		"marked where it starts, with the sessions it spans.\n",
 	.opts = history_opts,
 	.epilogue = "exit: 0 shown, 2 usage (an unknown selection key), 3 no "
 		"store or nothing matched the selection\n",
@@ -74,7 +78,16 @@ series_rows(struct table *t, const struct workload_history *h, size_t j)
 		const char *row[ARRAY_SIZE(history_cols)];
 
 		for (q = 0; q < h->ncp[j]; q++)
-			if (cp[q].index == k)
+			if (cp[q].index == k && cp[q].drift)
+				snprintf(change, sizeof(change),
+					 "drift %+.1f%% over sessions %lld-%lld "
+					 "(%zu sessions; p %.3g; median %.4g -> %.4g)",
+					 (cp[q].after / cp[q].before - 1) * 100,
+					 (long long)sr->p[cp[q].index].session,
+					 (long long)sr->p[cp[q].end].session,
+					 cp[q].end - cp[q].index + 1, cp[q].p,
+					 cp[q].before, cp[q].after);
+			else if (cp[q].index == k)
 				snprintf(change, sizeof(change),
 					 "change %+.1f%% (p %.3g; median %.4g -> %.4g)",
 					 (cp[q].after / cp[q].before - 1) * 100,
@@ -103,7 +116,7 @@ history_main(int argc, char **argv, struct cmd_ctx *ctx)
 	size_t nargs, j;
 	struct store *s = NULL;
 	struct workload_history h = { 0 };
-	struct selection probe;
+	struct selection sel;
 	struct table t;
 	struct buf out = BUF_INIT;
 	int ret = EXIT_OK, rc;
@@ -114,18 +127,19 @@ history_main(int argc, char **argv, struct cmd_ctx *ctx)
 	free(args);
 	if (o.p <= 0 || o.p >= 1)
 		return cmd_usage_error(ctx, "bad --p '%g' (0 < P < 1)", o.p);
-	if (selection_parse(o.select, &probe) < 0)
+	if (selection_parse(o.select, &sel) < 0)
 		return EXIT_USAGE;
-	selection_free(&probe);
 	if (cmd_open_store_readonly(ctx, &s) < 0) {
 		store_close(s);
+		selection_free(&sel);
 		return EXIT_ENV;
 	}
-	rc = workload_history(s, o.select, o.p, &h);
+	rc = workload_history(s, &sel, o.p, &h);
+	selection_free(&sel);
 	if (rc < 0) {
 		workload_history_release(&h);
 		store_close(s);
-		return rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		return rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 	}
 	table_init(&t, ARRAY_SIZE(history_cols), history_cols);
 	for (j = 0; j < h.ns; j++)

@@ -74,7 +74,7 @@ import_one(struct store *s, const char *dir, const char *mapping,
 	if (rc < 0) {
 		fprintf(stderr, "error: cannot import '%s'; nothing was "
 			"imported\n", dir);
-		return rc == -2 ? EXIT_CHECK : EXIT_USAGE;
+		return rc == BUNDLE_TAMPERED ? EXIT_CHECK : EXIT_USAGE;
 	}
 	if (o->label) {
 		free(d.s.label);
@@ -85,7 +85,7 @@ import_one(struct store *s, const char *dir, const char *mapping,
 		fprintf(stderr, "error: cannot import '%s'; nothing was "
 			"imported\n", dir);
 		session_data_release(&d);
-		return rc == -2 ? EXIT_CHECK : EXIT_ENV;
+		return rc == STORE_DUPLICATE ? EXIT_CHECK : EXIT_ENV;
 	}
 	counts(&d, &results, &samples, &unverified);
 	if (already) {
@@ -175,7 +175,7 @@ import_files(struct store *s, const char **files, size_t n,
 	if (rc < 0) {
 		fprintf(stderr, "error: cannot import '%s'%s; nothing was "
 			"imported\n", files[0], n > 1 ? " and the others" : "");
-		return rc == -2 ? EXIT_CHECK : EXIT_USAGE;
+		return rc == BUNDLE_TAMPERED ? EXIT_CHECK : EXIT_USAGE;
 	}
 	if (o->label) {
 		free(d.s.label);
@@ -186,7 +186,7 @@ import_files(struct store *s, const char **files, size_t n,
 		fprintf(stderr, "error: cannot import '%s'; nothing was "
 			"imported\n", files[0]);
 		session_data_release(&d);
-		return rc == -2 ? EXIT_CHECK : EXIT_ENV;
+		return rc == STORE_DUPLICATE ? EXIT_CHECK : EXIT_ENV;
 	}
 	counts(&d, &results, &samples, &unverified);
 	if (already) {

@@ -161,7 +161,7 @@ median_of(const struct lb_row *r)
 	return r->n_samples ? stats_median(r->samples_ts, r->n_samples) : NAN;
 }
 
-/* ---- capability facts: the JSON of caps_parse, flattened ----------------- */
+/* ---- capability facts: their JSON (caps_to_json), flattened ------------- */
 
 static void
 flatten(struct buf *b, const struct json *v, struct buf *path)
@@ -195,9 +195,10 @@ flatten(struct buf *b, const struct json *v, struct buf *path)
 
 static void
 text_report(struct buf *b, const char *file, const struct lb_output *o,
-	    const char *caps)
+	    const struct caps *caps)
 {
-	struct json *varying, *cj = json_parse(caps, strlen(caps), "caps");
+	char *facts = caps_to_json(caps);
+	struct json *varying, *cj = json_parse(facts, strlen(facts), "caps");
 	struct config *c = configs_of(o, &varying);
 	const struct json *it;
 	struct buf path = BUF_INIT;
@@ -299,7 +300,7 @@ text_report(struct buf *b, const char *file, const struct lb_output *o,
 		buf_addch(b, '\n');
 		flatten(b, cj, &path);
 	}
-	buf_addf(b, "  shim marker: %s\n", json_get(cj, "shim") ?
+	buf_addf(b, "  shim marker: %s\n", caps->shim.present ?
 		 "found" : "none");
 	if (o->unknown_fields) {
 		buf_adds(b, "  fields no llama-bench version has (kept, not "
@@ -322,6 +323,7 @@ text_report(struct buf *b, const char *file, const struct lb_output *o,
 	configs_free(c, o->configs);
 	json_free(varying);
 	json_free(cj);
+	free(facts);
 	buf_release(&path);
 }
 
@@ -337,8 +339,9 @@ jw_long_or_null(struct jw *w, const char *key, long v)
 }
 
 static void
-json_report(struct jw *w, const struct lb_output *o, const char *caps)
+json_report(struct jw *w, const struct lb_output *o, const struct caps *caps)
 {
+	char *facts = caps_to_json(caps);
 	struct json *varying;
 	struct config *c = configs_of(o, &varying);
 	size_t i, k;
@@ -399,14 +402,10 @@ json_report(struct jw *w, const struct lb_output *o, const char *caps)
 	jw_key(w, "varying_fields");
 	jw_value(w, varying);
 	jw_key(w, "capabilities");
-	if (jw_raw(w, caps) < 0)
+	if (jw_raw(w, facts) < 0)
 		jw_null(w);
-	{
-		struct json *cj = json_parse(caps, strlen(caps), "caps");
-
-		jw_kbool(w, "shim_marker", json_get(cj, "shim") != NULL);
-		json_free(cj);
-	}
+	jw_kbool(w, "shim_marker", caps->shim.present);
+	free(facts);
 	jw_key(w, "unknown_fields");
 	jw_array(w);
 	for (i = 0; o->unknown_fields && o->unknown_fields[i]; i++)
@@ -449,35 +448,36 @@ inspect_main(int argc, char **argv, struct cmd_ctx *ctx)
 	for (i = 0; i < nfiles; i++) {
 		struct buf text = BUF_INIT;
 		struct lb_output lb;
-		char *caps = NULL;
+		struct caps caps;
 		int ok;
 
 		memset(&lb, 0, sizeof(lb));
+		caps_init(&caps);
 		ok = read_input(files[i], &text) == 0 &&
 		     lb_parse(text.buf, text.len, files[i], &lb) == 0;
 		if (ok)
-			caps = caps_parse(text.buf, text.len);
+			caps_read(text.buf, text.len, &caps);
 		else
 			ret = EXIT_USAGE, nbad++;
 		if (o.json) {
 			jw_object(&w);
 			jw_kstr(&w, "file", files[i]);
 			if (ok) {
-				json_report(&w, &lb, caps);
+				json_report(&w, &lb, &caps);
 			} else {
 				jw_kbool(&w, "understood", 0);
 				jw_kstr(&w, "error", error_last());
 			}
 			jw_end(&w);
 		} else if (ok) {
-			text_report(&out, files[i], &lb, caps);
+			text_report(&out, files[i], &lb, &caps);
 		} else {
 			add_safe(&out, files[i]);
 			buf_adds(&out, ": NOT UNDERSTOOD (see the error)\n");
 		}
 		if (!o.json && i + 1 < nfiles)
 			buf_addch(&out, '\n');
-		free(caps);
+		caps_release(&caps);
 		lb_output_release(&lb);
 		buf_release(&text);
 	}

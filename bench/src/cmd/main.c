@@ -199,7 +199,7 @@ cmd_open_store_readonly(const struct cmd_ctx *ctx, struct store **s)
 			     ctx->db_path);
 	if (store_open_readonly(s, ctx->db_path) < 0)
 		return -1;
-	if (store_check(*s) < 0) {
+	if (store_verify(*s) < 0) {
 		store_close(*s);
 		*s = NULL;
 		return -1;

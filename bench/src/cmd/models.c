@@ -4,15 +4,18 @@
 #include "models/gguf.h"
 #include "models/hash.h"
 #include "evidence/hashcache.h"
+#include "evidence/modelverify.h"
 #include "models/manifest.h"
 #include "base/proc.h"
 #include "evidence/store.h"
 #include "models/synth.h"
 #include "run/tools.h"
+#include "base/json.h"
 #include "base/util.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,7 +153,7 @@ static const struct opt hash_opts[] = {
 	OPT_F("verbose", 0, HO, verbose,
 	      "say on stderr whether each answer came from the cache"),
 	OPT_I("jobs", 'j', HO, jobs, "N", 1, 1024,
-	      "files hashed in parallel (default: online CPUs)"),
+	      "files hashed in parallel (default: the CPUs it may use)"),
 	OPT_END
 };
 
@@ -260,7 +263,7 @@ print_kv_value(const struct gguf_kv *kv, struct buf *b)
 {
 	switch (kv->type) {
 	case GGUF_STRING:
-		buf_add_json_str(b, kv->str);
+		json_quote(b, kv->str);
 		if (kv->str_len > strlen(kv->str))
 			buf_addf(b, " (%" PRIu64 " bytes, shortened)",
 				 kv->str_len);
@@ -283,27 +286,137 @@ print_kv_value(const struct gguf_kv *kv, struct buf *b)
 	}
 }
 
-/* Tensor counts by ggml type, in type order, as "Q4_K 133, F32 45". */
+/* Tensor counts by ggml type (64 of them), in type order. */
 static void
-type_histogram(const struct gguf_file *g, struct buf *b, int json)
+type_counts(const struct gguf_file *g, uint64_t count[64])
 {
-	uint64_t count[64] = { 0 }, i;
-	int t, first = 1;
+	uint64_t i;
 
+	memset(count, 0, 64 * sizeof(*count));
 	for (i = 0; i < g->n_tensors; i++)
 		if (g->tensors[i].type >= 0 && g->tensors[i].type < 64)
 			count[g->tensors[i].type]++;
+}
+
+/* Tensor counts by ggml type, in type order, as "Q4_K 133, F32 45". */
+static void
+type_histogram(const struct gguf_file *g, struct buf *b)
+{
+	uint64_t count[64];
+	int t, first = 1;
+
+	type_counts(g, count);
 	for (t = 0; t < 64; t++) {
 		if (!count[t])
 			continue;
-		if (json)
-			buf_addf(b, "%s\"%s\": %" PRIu64, first ? "" : ", ",
-				 ggml_type_name(t), count[t]);
-		else
-			buf_addf(b, "%s%s %" PRIu64, first ? "" : ", ",
-				 ggml_type_name(t), count[t]);
+		buf_addf(b, "%s%s %" PRIu64, first ? "" : ", ",
+			 ggml_type_name(t), count[t]);
 		first = 0;
 	}
+}
+
+/*
+ * A metadata value as JSON: strings (the kept part) and numbers as such,
+ * an F32 at the shortest text that reads back as the same float, a
+ * number that is not finite as null.
+ */
+static void
+json_kv_value(struct jw *w, const struct gguf_kv *kv)
+{
+	char tmp[32];
+	int prec;
+
+	switch (kv->type) {
+	case GGUF_STRING:
+		jw_str(w, kv->str);
+		break;
+	case GGUF_F32:
+		for (prec = 6; prec < 9; prec++) {
+			snprintf(tmp, sizeof(tmp), "%.*g", prec, kv->f);
+			if ((float)strtod(tmp, NULL) == (float)kv->f)
+				break;
+		}
+		snprintf(tmp, sizeof(tmp), "%.*g", prec, kv->f);
+		jw_num(w, isfinite(kv->f) ? strtod(tmp, NULL) : kv->f);
+		break;
+	case GGUF_F64:
+		jw_num(w, kv->f);
+		break;
+	case GGUF_BOOL:
+		jw_bool(w, kv->u != 0);
+		break;
+	case GGUF_I8: case GGUF_I16: case GGUF_I32: case GGUF_I64:
+		jw_int(w, kv->i);
+		break;
+	default:
+		jw_uint(w, kv->u);
+	}
+}
+
+/* `models info --json`: the header facts and every metadata key. */
+static void
+info_json(const char *file, const struct gguf_file *g, const char *arch,
+	  const char *ft, struct buf *b)
+{
+	uint64_t count[64], i;
+	struct jw w;
+	int t;
+
+	jw_init(&w, b, 1);
+	jw_object(&w);
+	jw_kstr(&w, "file", file);
+	jw_kint(&w, "version", g->version);
+	jw_key(&w, "tensor_count");
+	jw_uint(&w, g->n_tensors);
+	jw_key(&w, "kv_count");
+	jw_uint(&w, g->n_kv);
+	jw_kint(&w, "alignment", g->alignment);
+	jw_key(&w, "data_offset");
+	jw_uint(&w, g->data_offset);
+	jw_key(&w, "file_size");
+	jw_uint(&w, g->file_size);
+	jw_kstr(&w, "architecture", arch);
+	jw_kstr(&w, "name", gguf_get_str(g, "general.name"));
+	jw_kstr(&w, "file_type", ft);
+	jw_key(&w, "model_n_params");
+	jw_uint(&w, g->n_params);
+	jw_key(&w, "model_size");
+	jw_uint(&w, g->model_size);
+	jw_key(&w, "tensor_types");
+	jw_object(&w);
+	type_counts(g, count);
+	for (t = 0; t < 64; t++)
+		if (count[t]) {
+			jw_key(&w, ggml_type_name(t));
+			jw_uint(&w, count[t]);
+		}
+	jw_end(&w);
+	jw_key(&w, "metadata");
+	jw_object(&w);
+	for (i = 0; i < g->n_kv; i++) {
+		const struct gguf_kv *kv = &g->kv[i];
+
+		jw_key(&w, kv->key);
+		jw_object(&w);
+		jw_kstr(&w, "type", gguf_vtype_name(kv->type));
+		if (kv->type == GGUF_ARRAY) {
+			jw_kstr(&w, "element_type",
+				gguf_vtype_name(kv->arr_type));
+			jw_key(&w, "length");
+			jw_uint(&w, kv->arr_n);
+		} else {
+			jw_key(&w, "value");
+			json_kv_value(&w, kv);
+			if (kv->type == GGUF_STRING) {
+				jw_key(&w, "length");
+				jw_uint(&w, kv->str_len);
+			}
+		}
+		jw_end(&w);
+	}
+	jw_end(&w);
+	jw_end(&w);
+	buf_addch(b, '\n');
 }
 
 static int
@@ -329,60 +442,7 @@ models_info(int argc, char **argv, struct cmd_ctx *ctx)
 	arch = gguf_get_str(&g, "general.architecture");
 	ft = ftype_label(&g);
 	if (o.json) {
-		buf_adds(&b, "{\"file\": ");
-		buf_add_json_str(&b, file);
-		buf_addf(&b, ", \"version\": %" PRIu32 ", \"tensor_count\": %"
-			 PRIu64 ", \"kv_count\": %" PRIu64 ", \"alignment\": %"
-			 PRIu32 ", \"data_offset\": %" PRIu64 ", \"file_size\": %"
-			 PRIu64 ", \"architecture\": ", g.version, g.n_tensors,
-			 g.n_kv, g.alignment, g.data_offset, g.file_size);
-		if (arch)
-			buf_add_json_str(&b, arch);
-		else
-			buf_adds(&b, "null");
-		buf_adds(&b, ", \"name\": ");
-		if (gguf_get_str(&g, "general.name"))
-			buf_add_json_str(&b, gguf_get_str(&g, "general.name"));
-		else
-			buf_adds(&b, "null");
-		buf_adds(&b, ", \"file_type\": ");
-		if (ft)
-			buf_add_json_str(&b, ft);
-		else
-			buf_adds(&b, "null");
-		buf_addf(&b, ", \"model_n_params\": %" PRIu64
-			 ", \"model_size\": %" PRIu64 ", \"tensor_types\": {",
-			 g.n_params, g.model_size);
-		type_histogram(&g, &b, 1);
-		buf_adds(&b, "}, \"metadata\": {");
-		for (i = 0; i < g.n_kv; i++) {
-			const struct gguf_kv *kv = &g.kv[i];
-			buf_adds(&b, i ? ", " : "");
-			buf_add_json_str(&b, kv->key);
-			buf_adds(&b, ": {\"type\": ");
-			buf_add_json_str(&b, gguf_vtype_name(kv->type));
-			if (kv->type == GGUF_ARRAY) {
-				buf_adds(&b, ", \"element_type\": ");
-				buf_add_json_str(&b,
-						 gguf_vtype_name(kv->arr_type));
-				buf_addf(&b, ", \"length\": %" PRIu64 "}",
-					 kv->arr_n);
-			} else if (kv->type == GGUF_STRING) {
-				buf_adds(&b, ", \"value\": ");
-				buf_add_json_str(&b, kv->str);
-				buf_addf(&b, ", \"length\": %" PRIu64 "}",
-					 kv->str_len);
-			} else {
-				buf_adds(&b, ", \"value\": ");
-				if (kv->type == GGUF_F32 ||
-				    kv->type == GGUF_F64)
-					buf_addf(&b, "%.9g", kv->f);
-				else
-					print_kv_value(kv, &b);
-				buf_adds(&b, "}");
-			}
-		}
-		buf_adds(&b, "}}\n");
+		info_json(file, &g, arch, ft, &b);
 		fputs(b.buf, stdout);
 		goto done;
 	}
@@ -409,7 +469,7 @@ models_info(int argc, char **argv, struct cmd_ctx *ctx)
 		printf("quantization version: (none)\n");
 	printf("model_n_params: %" PRIu64 "\n", g.n_params);
 	printf("model_size: %" PRIu64 "\n", g.model_size);
-	type_histogram(&g, &b, 0);
+	type_histogram(&g, &b);
 	printf("tensor types: %s\n", b.buf);
 	printf("metadata:\n");
 	for (i = 0; i < g.n_kv; i++) {
@@ -665,44 +725,31 @@ models_hash(int argc, char **argv, struct cmd_ctx *ctx)
 	return ret < 0 ? EXIT_USAGE : EXIT_OK;
 }
 
-/*
- * The GGUF header of path against the manifest's llama-bench figures
- * (model_size, n_params); 0, or -1 after error() naming the file.
- */
-static int
-check_facts(const struct manifest_model *mm, const char *path)
+/* The word a line of `models verify` starts with, padded to align. */
+static const char *
+state_word(enum model_state st)
 {
-	struct gguf_file g;
-	int ret = 0;
-
-	if (gguf_read(path, &g) < 0)
-		return -1;
-	if (mm->model_size >= 0 && g.model_size != (uint64_t)mm->model_size)
-		ret = error("'%s' has model_size %" PRIu64 "; the manifest's "
-			    "'%s' has %" PRId64, path, g.model_size, mm->name,
-			    mm->model_size);
-	else if (mm->n_params >= 0 && g.n_params != (uint64_t)mm->n_params)
-		ret = error("'%s' has %" PRIu64 " parameters; the manifest's "
-			    "'%s' has %" PRId64, path, g.n_params, mm->name,
-			    mm->n_params);
-	gguf_free(&g);
-	return ret;
+	switch (st) {
+	case MODEL_OK: return "ok        ";
+	case MODEL_FACTS_OK: return "facts ok  ";
+	case MODEL_ABSENT: return "absent    ";
+	case MODEL_MISSING: return "MISSING   ";
+	case MODEL_MISMATCH: return "MISMATCH  ";
+	case MODEL_UNREADABLE: return "UNREADABLE ";
+	}
+	return "?         ";
 }
 
 static int
 models_verify(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	struct verify_opts o = { 0 };
+	struct model_verify_opts vo = { 0 };
+	struct model_checks checks;
 	const char **args = NULL;
-	size_t nargs;
 	struct manifest m;
-	struct hash_job *jobs = NULL;
-	const struct manifest_model **sel = NULL;
-	char **paths = NULL, **line = NULL;
-	size_t *ji = NULL;
-	struct store *s = NULL;
-	size_t n = 0, nj = 0, i;
-	int bad = 0, ret;
+	size_t nargs, i;
+	int ret;
 
 	ret = cmd_parse(ctx, argc, argv, &o, &args, &nargs);
 	if (ret)
@@ -711,115 +758,30 @@ models_verify(int argc, char **argv, struct cmd_ctx *ctx)
 		free(args);
 		return EXIT_USAGE;
 	}
-	ret = EXIT_OK;
-	sel = xcalloc(m.n + nargs, sizeof(*sel));
-	if (nargs) {
-		for (i = 0; i < nargs; i++) {
-			sel[n] = manifest_find(&m, args[i]);
-			if (!sel[n]) {
-				ret = cmd_usage_error(ctx, "no model named '%s' "
-						      "in '%s'", args[i], m.path);
-				goto cleanup;
-			}
-			n++;
-		}
-	} else {
-		for (i = 0; i < m.n; i++)
-			sel[n++] = &m.models[i];
+	vo.dir = o.dir;
+	vo.db_path = ctx->db_path;
+	vo.rehash = o.rehash;
+	vo.progress = !ctx->quiet;
+	ret = model_verify(&m, args, nargs, &vo, &checks);
+	if (ret == MODEL_VERIFY_UNKNOWN) {
+		fprintf(stderr, "see 'shimbench %s --help'\n", ctx->cmd->name);
+		ret = EXIT_USAGE;
+		goto cleanup;
 	}
-	paths = xcalloc(n, sizeof(*paths));
-	line = xcalloc(n, sizeof(*line));
-	jobs = xcalloc(n, sizeof(*jobs));
-	ji = xcalloc(n, sizeof(*ji));
-	/* Size first: a wrong size is a mismatch without reading. */
-	for (i = 0; i < n; i++) {
-		const struct manifest_model *mm = sel[i];
-		struct stat st;
+	for (i = 0; i < checks.n; i++)
+		if (o.verbose && checks.v[i].hashed)
+			say_verbose(&checks.v[i].job);
+	for (i = 0; i < checks.n; i++) {
+		const struct model_check *c = &checks.v[i];
 
-		paths[i] = manifest_model_path(mm, o.dir);
-		if (stat(paths[i], &st) < 0 || !S_ISREG(st.st_mode)) {
-			if (nargs) {
-				line[i] = xstrfmt("MISSING   %s  %s", mm->name,
-						  paths[i]);
-				error("model '%s': '%s' not found", mm->name,
-				      paths[i]);
-				bad++;
-			} else {
-				line[i] = xstrfmt("absent    %s  %s", mm->name,
-						  paths[i]);
-			}
-			continue;
-		}
-		if (mm->size >= 0 && (int64_t)st.st_size != mm->size) {
-			line[i] = xstrfmt("MISMATCH  %s  %s", mm->name,
-					  paths[i]);
-			error("'%s' is %jd bytes; the manifest's '%s' is %"
-			      PRId64, paths[i], (intmax_t)st.st_size,
-			      mm->name, mm->size);
-			bad++;
-			continue;
-		}
-		if ((mm->model_size >= 0 || mm->n_params >= 0) &&
-		    check_facts(mm, paths[i]) < 0) {
-			line[i] = xstrfmt("MISMATCH  %s  %s", mm->name,
-					  paths[i]);
-			bad++;
-			continue;
-		}
-		if (!mm->sha256) {
-			line[i] = xstrfmt("facts ok  %s  %s (no sha256 in "
-					  "the manifest)", mm->name, paths[i]);
-			continue;
-		}
-		jobs[nj].path = paths[i];
-		ji[nj++] = i;
+		printf("%s%s  %s%s\n", state_word(c->state), c->model->name,
+		       c->path, c->state == MODEL_FACTS_OK ?
+		       " (no sha256 in the manifest)" : "");
 	}
-	if (nj) {
-		s = open_cache(ctx);
-		if (hash_files_cached(s, jobs, nj, o.rehash, 0, !ctx->quiet) < 0)
-			bad++;
-	}
-	for (i = 0; i < nj; i++) {
-		const struct manifest_model *mm = sel[ji[i]];
-
-		if (o.verbose)
-			say_verbose(&jobs[i]);
-		if (!jobs[i].ok) {
-			line[ji[i]] = xstrfmt("UNREADABLE %s  %s", mm->name,
-					      jobs[i].path);
-			continue;
-		}
-		if (strcmp(jobs[i].hex, mm->sha256)) {
-			line[ji[i]] = xstrfmt("MISMATCH  %s  %s", mm->name,
-					      jobs[i].path);
-			error("'%s' has SHA-256 %s; the manifest's '%s' has %s",
-			      jobs[i].path, jobs[i].hex, mm->name, mm->sha256);
-			bad++;
-		} else {
-			line[ji[i]] = xstrfmt("ok        %s  %s", mm->name,
-					      jobs[i].path);
-		}
-	}
-	for (i = 0; i < n; i++)
-		if (line[i])
-			printf("%s\n", line[i]);
-	if (bad)
-		ret = EXIT_CHECK;
+	ret = ret == MODEL_VERIFY_FAILED ? EXIT_CHECK : EXIT_OK;
 cleanup:
-	if (jobs)
-		hash_jobs_release(jobs, nj);
-	for (i = 0; paths && i < n; i++) {
-		free(paths[i]);
-		free(line[i]);
-	}
-	free(paths);
-	free(line);
-	free(ji);
-	free(jobs);
-	free(sel);
+	model_checks_release(&checks);
 	free(args);
-	if (s)
-		store_close(s);
 	manifest_free(&m);
 	return ret;
 }

@@ -5,6 +5,7 @@
 #include "analysis/provenance.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -103,7 +104,7 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 	rc = report_build(s, &sel, &rep);
 	if (rc < 0) {
-		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 		goto cleanup;
 	}
 	if (!rep.n && !rep.nex) {
@@ -141,7 +142,7 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 		struct buf written = BUF_INIT;
 
 		rc = plot_report(&rep, &hist, o.plot_dir, o.png, &written);
-		if (rc == -2) {
+		if (rc == PLOT_NO_GNUPLOT) {
 			error("--plot needs gnuplot, which is not on PATH "
 			      "(install gnuplot-nox, or brew install gnuplot)");
 			ret = EXIT_ENV;

@@ -1,8 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
 #include "analysis/published.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
 #include "analysis/report.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -206,7 +207,7 @@ reproduce_main(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 	rc = report_build(s, &sel, &rep);
 	if (rc < 0) {
-		ret = rc == -2 ? EXIT_USAGE : EXIT_ENV;
+		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 		goto cleanup;
 	}
 	if (!rep.n) {

@@ -1,8 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
 #include "evidence/caps.h"
 #include "evidence/runrec.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/json.h"
 #include "base/util.h"
@@ -207,10 +208,15 @@ show(struct store *s, const char *which, const char *format)
 			buf_adds(&st, r[i].status ? r[i].status : "");
 			if (r[i].error && *r[i].error)
 				buf_addf(&st, ": %s", r[i].error);
-			if (!r[i].stderr_path && !r[i].probe_path)
+			if (!r[i].stderr_path && !r[i].probe_path) {
 				buf_adds(&caps, "(no stderr recorded)");
-			else
-				caps_describe(r[i].capabilities_json, &caps);
+			} else {
+				struct caps c;
+
+				caps_from_json(r[i].capabilities_json, &c);
+				caps_describe(&c, &caps);
+				caps_release(&c);
+			}
 			row[0] = seq;
 			row[1] = r[i].variant;
 			row[2] = r[i].role;

@@ -7,7 +7,8 @@
  * llama-bench / MLX-LM files plus a mapping file) into a session_data,
  * and writing a session_data as a bundle. The store is not involved here:
  * store_session_save() and store_session_load() are the other half.
- * The formats are documented in docs/formats.md.
+ * The formats are documented in docs/formats.md. bundle.c holds the
+ * names and the identity, bundleread.c reading, bundlewrite.c writing.
  *
  * Every file is read once, from inside the directory only (no symbolic
  * links, no FIFOs or devices), hashed and parsed from the same bytes.
@@ -24,10 +25,23 @@ void bundle_run_paths(int seq, const char *variant, const char *model,
 		      char **stdout_rel, char **stderr_rel);
 /* The bundle-relative name of a variant's capability probe output. */
 char *bundle_probe_path(const char *variant);
+/*
+ * 1 when a bundle-relative name stays inside the bundle (relative, no
+ * "..", "." or empty component, no control character), else 0: every
+ * name read from or written into a bundle is checked with it.
+ */
+int bundle_safe_name(const char *name);
 
 enum {
 	BUNDLE_ALLOW_TAMPERED = 1 << 0,   /* load despite checksum failures;
 					     the session is marked tampered */
+};
+
+/* What bundle_read() and bundle_read_files() return besides RC_OK. */
+enum {
+	BUNDLE_BAD_INPUT = -1,    /* after error(): unreadable or malformed */
+	BUNDLE_TAMPERED = -2,     /* after error(): a checksum fails, a file
+				     is missing or not covered */
 };
 
 /*
@@ -38,9 +52,10 @@ enum {
  * listed files that are absent are named in a warning. Verification,
  * capabilities and statuses are derived from the raw files (derive.h).
  * d->s.content_hash identifies the content (bundle_content_hash()).
- * Returns 0; -1 after error() for bad input; -2 after error() when a
- * checksum fails or a file is not covered (unless BUNDLE_ALLOW_TAMPERED,
- * which loads, warns and sets d->s.tampered).
+ * Returns 0; BUNDLE_BAD_INPUT after error() for bad input;
+ * BUNDLE_TAMPERED after error() when a checksum fails or a file is not
+ * covered (unless BUNDLE_ALLOW_TAMPERED, which loads, warns and sets
+ * d->s.tampered).
  */
 int bundle_read(const char *dir, const char *mapping, unsigned flags,
 		struct session_data *d);
@@ -122,8 +137,8 @@ enum {
 };
 
 /*
- * Reads files into d as bundle_read() does (0; -1 bad input; -2 checksum
- * failure); flags: BUNDLE_ALLOW_TAMPERED, BUNDLE_NO_CHECKSUMS.
+ * Reads files into d as bundle_read() does (0, BUNDLE_BAD_INPUT or
+ * BUNDLE_TAMPERED); flags: BUNDLE_ALLOW_TAMPERED, BUNDLE_NO_CHECKSUMS.
  */
 int bundle_read_files(const char *const *files, size_t n,
 		      const struct bundle_set *set, unsigned flags,

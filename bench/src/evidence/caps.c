@@ -1,61 +1,77 @@
+/*
+ * Capability facts as a struct: its life, the summary computed from the
+ * facts, and the decisions read from it (a suspect profile, one line for
+ * people). Reading stderr is capslines.c and capsgpu.c, the JSON the
+ * store keeps capsjson.c, markers and probes capsverify.c.
+ */
 #define _POSIX_C_SOURCE 200809L
-#include "evidence/caps.h"
+#include "evidence/capsread.h"
 #include "base/json.h"
 #include "base/util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- JSON helpers ------------------------------------------------------- */
+/* ---- names --------------------------------------------------------------- */
 
-/* The object (or array) parent[key], created when absent. */
-static struct json *
-child_of(struct json *parent, const char *key, int array)
+static const char *const backend_names[CAPS_NBACKENDS] = {
+	[CAPS_METAL] = "metal", [CAPS_CUDA] = "cuda", [CAPS_ROCM] = "rocm",
+	[CAPS_MUSA] = "musa", [CAPS_VULKAN] = "vulkan", [CAPS_SYCL] = "sycl",
+	[CAPS_CANN] = "cann", [CAPS_OPENCL] = "opencl", [CAPS_CPU] = "cpu",
+};
+
+const char *
+caps_backend_name(enum caps_backend b)
 {
-	struct json *o = json_get_mut(parent, key);
+	return b < CAPS_NBACKENDS ? backend_names[b] : "?";
+}
 
-	if (!o) {
-		o = array ? json_new_array() : json_new_object();
-		json_set(parent, key, o);
+enum caps_backend
+caps_backend_of(const char *name, size_t len)
+{
+	static const struct { const char *ggml; enum caps_backend ours; }
+	names[] = {
+		{ "CUDA", CAPS_CUDA }, { "ROCm", CAPS_ROCM },
+		{ "HIP", CAPS_ROCM },
+		{ "MUSA", CAPS_MUSA }, { "Vulkan", CAPS_VULKAN },
+		{ "SYCL", CAPS_SYCL }, { "MTL", CAPS_METAL },
+		{ "Metal", CAPS_METAL }, { "CPU", CAPS_CPU },
+		{ "CANN", CAPS_CANN }, { "OpenCL", CAPS_OPENCL },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (strlen(names[i].ggml) == len &&
+		    !strncmp(names[i].ggml, name, len))
+			return names[i].ours;
+	return CAPS_NBACKENDS;
+}
+
+struct caps_gpu *
+caps_gpu_of(struct caps *c, enum caps_backend b)
+{
+	switch (b) {
+	case CAPS_CUDA: return &c->cuda;
+	case CAPS_ROCM: return &c->rocm;
+	case CAPS_MUSA: return &c->musa;
+	case CAPS_VULKAN: return &c->vulkan;
+	case CAPS_SYCL: return &c->sycl;
+	default: return NULL;
 	}
-	return o;
 }
 
-static struct json *
-child(struct json *parent, const char *key)
+const struct caps_gpu *
+caps_gpu_const(const struct caps *c, enum caps_backend b)
 {
-	return child_of(parent, key, 0);
+	return caps_gpu_of((struct caps *)c, b);
 }
 
-static struct json *
-child_array(struct json *parent, const char *key)
-{
-	return child_of(parent, key, 1);
-}
+/* ---- helpers ------------------------------------------------------------- */
 
-/* A value seen again moves to the end: keys keep the order last seen. */
-static void
-set_value(struct json *o, const char *key, struct json *v)
-{
-	json_remove(o, key);
-	json_set(o, key, v);
-}
-
-static void
-set_number(struct json *o, const char *key, double v)
-{
-	set_value(o, key, json_new_num(v));
-}
-
-static void
-set_string(struct json *o, const char *key, const char *v)
-{
-	set_value(o, key, json_new_str(v));
-}
-
-static char *
-trim(char *s)
+char *
+caps_trim(char *s)
 {
 	char *e;
 
@@ -67,808 +83,265 @@ trim(char *s)
 	return s;
 }
 
-static int
-starts(const char *s, const char *prefix)
+int
+caps_starts(const char *s, const char *prefix)
 {
 	return !strncmp(s, prefix, strlen(prefix));
 }
 
-/* ---- the parse state ---------------------------------------------------- */
-
-#define MAX_BACKENDS 16
-
-struct pstate {
-	struct json *root;
-	/* backends in the order they first show ("metal", "cuda", …) */
-	const char *order[MAX_BACKENDS];
-	size_t norder;
-	/* which backend the next "  Device N:" lines belong to: the kind
-	 * named by the last "found N <KIND> devices" line */
-	const char *gpu_ctx;
-	/* SYCL device table: after "found N SYCL devices", the columns of
-	 * the header row that has "ID" and "Name" */
-	int sycl_table, sycl_rows;
-	int sycl_name, sycl_type, sycl_mem;
-	size_t sycl_ncells;
-};
-
-static void
-note_backend(struct pstate *st, const char *name)
+void
+caps_set_str(char **dst, const char *s)
 {
-	size_t i;
-
-	for (i = 0; i < st->norder; i++)
-		if (!strcmp(st->order[i], name))
-			return;
-	if (st->norder < MAX_BACKENDS)
-		st->order[st->norder++] = name;
+	free(*dst);
+	*dst = s ? xstrdup(s) : NULL;
 }
 
-/*
- * A backend's name as ggml spells it (buffer names, load_backend:, the
- * "found N KIND devices" line) to ours; NULL for what is no GPU backend
- * of its own (BLAS, RPC) or unknown. CPU maps to "cpu".
- */
-static const char *
-backend_of(const char *name, size_t len)
+void
+caps_note_backend(struct caps *c, enum caps_backend b)
 {
-	static const struct { const char *ggml, *ours; } names[] = {
-		{ "CUDA", "cuda" }, { "ROCm", "rocm" }, { "HIP", "rocm" },
-		{ "MUSA", "musa" }, { "Vulkan", "vulkan" }, { "SYCL", "sycl" },
-		{ "MTL", "metal" }, { "Metal", "metal" }, { "CPU", "cpu" },
-		{ "CANN", "cann" }, { "OpenCL", "opencl" },
-	};
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(names); i++)
-		if (strlen(names[i].ggml) == len &&
-		    !strncmp(names[i].ggml, name, len))
-			return names[i].ours;
+	for (i = 0; i < c->norder; i++)
+		if (c->order[i] == b)
+			return;
+	if (c->norder < CAPS_NBACKENDS)
+		c->order[c->norder++] = b;
+}
+
+struct caps_kv *
+caps_kv_set(struct caps_kv **kv, size_t *n, const char *key)
+{
+	struct caps_kv *e;
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*kv)[i].key, key)) {
+			free((*kv)[i].text);
+			(*kv)[i].text = NULL;
+			return &(*kv)[i];
+		}
+	*kv = xrealloc(*kv, (*n + 1) * sizeof(**kv));
+	e = &(*kv)[(*n)++];
+	memset(e, 0, sizeof(*e));
+	e->key = xstrdup(key);
+	return e;
+}
+
+void
+caps_kv_text(struct caps_kv *kv, const char *text)
+{
+	kv->kind = CAPS_KV_TEXT;
+	caps_set_str(&kv->text, text);
+}
+
+void
+caps_kv_num(struct caps_kv *kv, double v)
+{
+	kv->kind = CAPS_KV_NUM;
+	kv->num = v;
+}
+
+void
+caps_kv_bool(struct caps_kv *kv, int v)
+{
+	kv->kind = CAPS_KV_BOOL;
+	kv->flag = v != 0;
+}
+
+void
+caps_kv_remove(struct caps_kv **kv, size_t *n, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*kv)[i].key, key)) {
+			free((*kv)[i].key);
+			free((*kv)[i].text);
+			memmove(&(*kv)[i], &(*kv)[i + 1],
+				(*n - i - 1) * sizeof(**kv));
+			(*n)--;
+			return;
+		}
+}
+
+const struct caps_kv *
+caps_kv_get(const struct caps_kv *kv, size_t n, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(kv[i].key, key))
+			return &kv[i];
 	return NULL;
 }
 
-/*
- * Appends dev (taken over) to arr unless a device with the same index
- * and name is there already (the same init block printed by a later run
- * in the same log): then dev is dropped.
- */
-static void
-add_device(struct json *arr, struct json *dev)
+void
+caps_kv_free(struct caps_kv *kv, size_t n)
 {
-	const struct json *it;
-	double idx = json_num(json_get(dev, "index"));
-	const char *name = json_get_str(dev, "name");
-
-	JSON_FOR_EACH(it, arr) {
-		const char *n = json_get_str(it, "name");
-
-		if (json_num(json_get(it, "index")) == idx && n && name &&
-		    !strcmp(n, name)) {
-			json_free(dev);
-			return;
-		}
-	}
-	json_append(arr, dev);
-}
-
-/* ---- Metal ---------------------------------------------------------------- */
-
-/* ggml Metal "name = true|false" lines of every generation, and keys. */
-static const struct {
-	const char *label, *key;
-} metal_flags[] = {
-	{ "simdgroup reduction", "simdgroup_reduction" },
-	{ "simdgroup matrix mul.", "simdgroup_matrix_mul" },
-	{ "has unified memory", "has_unified_memory" },
-	{ "hasUnifiedMemory", "has_unified_memory" },
-	{ "has bfloat", "has_bfloat" },
-	{ "use bfloat", "use_bfloat" },
-	{ "has tensor", "has_tensor" },
-	{ "use residency sets", "use_residency_sets" },
-	{ "use shared buffers", "use_shared_buffers" },
-};
-
-/* "GPU family: MTLGPUFamilyApple9  (1009)" and its Common/Metal kin. */
-static void
-metal_family(struct json *metal, const char *p)
-{
-	static const struct { const char *kind, *key; } kinds[] = {
-		{ "MTLGPUFamilyApple", "apple_family" },
-		{ "MTLGPUFamilyCommon", "common_family" },
-		{ "MTLGPUFamilyMetal", "metal_family" },
-		{ "MTLGPUFamilyMac", "mac_family" },
-	};
-	const char *paren = strchr(p, '(');
-	long value;
 	size_t i;
 
-	if (!paren || sscanf(paren, "(%ld)", &value) != 1)
-		return;
-	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
-		const struct json *old;
-
-		if (!starts(p, kinds[i].kind))
-			continue;
-		old = json_get(metal, kinds[i].key);
-		/* ggml prints the highest family; keep the highest seen. */
-		if (!old || json_num(old) < (double)value)
-			set_number(metal, kinds[i].key, (double)value);
-		return;
+	for (i = 0; i < n; i++) {
+		free(kv[i].key);
+		free(kv[i].text);
 	}
+	free(kv);
 }
 
-/* The device name, "MTL0 (Apple M1 Max)" (2026) or "Apple M2" (older). */
-static void
-metal_name(struct json *metal, char *name)
-{
-	char *open = strchr(name, '(');
-	size_t n = strlen(name);
-	long idx = 0;
+/* ---- devices ------------------------------------------------------------- */
 
-	if (starts(name, "MTL") && open && n && name[n - 1] == ')') {
-		name[n - 1] = '\0';
-		*open = '\0';
-		sscanf(name, "MTL%ld", &idx);
-		set_string(metal, "device", trim(open + 1));
-		set_string(metal, "gpu_name", trim(name));
-	} else {
-		set_string(metal, "device", name);
-		set_string(metal, "gpu_name", name);
-	}
-	set_number(metal, "index", (double)idx);
-	set_value(metal, "paravirtual",
-		  json_new_bool(strstr(json_get_str(metal, "device"),
-				       "Paravirtual") != NULL));
+struct caps_device *
+caps_device_new(struct caps_gpu *g, long index)
+{
+	g->dev = xrealloc(g->dev, (g->ndev + 1) * sizeof(*g->dev));
+	caps_device_init(&g->dev[g->ndev], index);
+	return &g->dev[g->ndev++];
 }
 
-static void
-metal_line(struct pstate *st, char *line)
+void
+caps_device_init(struct caps_device *d, long index)
 {
-	struct json *metal = child(st->root, "metal");
-	char *p, *eq;
+	memset(d, 0, sizeof(*d));
+	d->index = index;
+	d->uma = d->fp16 = d->bf16 = d->int_dot = CAPS_NONE;
+	d->vmm = CAPS_UNKNOWN;
+	d->warp_size = d->shared_memory = CAPS_NONE;
+	d->wave_size = d->vram_mib = CAPS_NONE;
+	d->compute_capability = NAN;
+}
+
+void
+caps_device_settle(struct caps_gpu *g)
+{
+	struct caps_device *last = &g->dev[g->ndev - 1];
 	size_t i;
-	double v;
 
-	note_backend(st, "metal");
-	if ((p = strstr(line, "GPU name:"))) {
-		metal_name(metal, trim(p + strlen("GPU name:")));
-		return;
-	}
-	if ((p = strstr(line, "GPU family:"))) {
-		metal_family(metal, trim(p + strlen("GPU family:")));
-		return;
-	}
-	/* ggml_metal_init (2023-24): "found device: Apple M2" */
-	if ((p = strstr(line, "found device:")) ||
-	    (p = strstr(line, "picking default device:"))) {
-		p = trim(strchr(p, ':') + 1);
-		if (*p && !json_get(metal, "device"))
-			metal_name(metal, p);
-		return;
-	}
-	if ((p = strstr(line, "recommendedMaxWorkingSetSize"))) {
-		eq = strchr(p, '=');
-		if (eq && sscanf(eq + 1, "%lf", &v) == 1)
-			set_number(metal, "recommended_max_working_set_mb", v);
-		return;
-	}
-	if (strstr(line, "tensor API disabled")) {
-		set_value(metal, "tensor_api", json_new_bool(0));
-		return;
-	}
-	if ((p = strstr(line, "using embedded metal library"))) {
-		set_string(metal, "library", "embedded");
-		return;
-	}
-	if ((p = strstr(line, "library_init: loaded in ")) &&
-	    sscanf(p + strlen("library_init: loaded in "), "%lf", &v) == 1) {
-		set_number(metal, "library_load_s", v);
-		return;
-	}
-	if ((p = strstr(line, "keep_alive = ")) &&
-	    sscanf(p + strlen("keep_alive = "), "%lf", &v) == 1) {
-		set_number(metal, "residency_keep_alive_s", v);
-		return;
-	}
-	for (i = 0; i < ARRAY_SIZE(metal_flags); i++) {
-		if (!(p = strstr(line, metal_flags[i].label)))
-			continue;
-		eq = strchr(p, '=');
-		if (!eq)
-			continue;
-		eq = trim(eq + 1);
-		if (!strcmp(eq, "true") || !strcmp(eq, "false"))
-			set_value(metal, metal_flags[i].key,
-				  json_new_bool(!strcmp(eq, "true")));
-		return;
-	}
-}
-
-/* ---- the shim ------------------------------------------------------------- */
-
-/*
- * "[LumeMetalCapabilities] Enabled for llama-bench (appleFamilyMax=1009
- * maxThreadgroupMemory=65536)", possibly after an NSLog prefix
- * ("2026-08-09 18:20:01.123 llama-bench[1234:5678] ") or another prefix
- * a publisher left in its place; anything else the shim says goes to
- * shim_messages.
- */
-static void
-shim_line(struct json *root, char *line, char *tag)
-{
-	char *msg = trim(tag + strlen("[LumeMetalCapabilities]"));
-	struct json *shim;
-	char *open, *close, *kv, *save = NULL;
-
-	if (!starts(msg, "Enabled for ")) {
-		json_append(child_array(root, "shim_messages"),
-			    json_new_str(msg));
-		return;
-	}
-	shim = child(root, "shim");
-	set_string(shim, "line", trim(line));
-	msg += strlen("Enabled for ");
-	open = strrchr(msg, '(');
-	close = open ? strchr(open, ')') : NULL;
-	if (!open || !close) {
-		set_string(shim, "process", trim(msg));
-		return;
-	}
-	*open = '\0';
-	*close = '\0';
-	set_string(shim, "process", trim(msg));
-	for (kv = strtok_r(open + 1, " ", &save); kv;
-	     kv = strtok_r(NULL, " ", &save)) {
-		char *eq = strchr(kv, '=');
-		double v;
-		if (!eq)
-			continue;
-		*eq = '\0';
-		if (parse_double(eq + 1, &v) == 0)
-			set_number(shim, kv, v);
-		else
-			set_string(shim, kv, eq + 1);
-	}
-}
-
-/* ---- CUDA, ROCm/HIP, MUSA (ggml_cuda_init) -------------------------------- */
-
-/* The backend a "found N KIND devices" or "failed to initialize KIND:" word names. */
-static const char *
-cuda_kind(const char *word)
-{
-	size_t n = strcspn(word, " :");
-
-	return backend_of(word, n);
-}
-
-/*
- * "ggml_cuda_init: found 1 CUDA devices (Total VRAM: 143771 MiB):",
- * "ggml_cuda_init: found 1 ROCm devices:", 2023's "ggml_init_cublas:
- * found 1 CUDA devices:". Returns 1 when line was one.
- */
-static int
-cuda_found(struct pstate *st, const char *line)
-{
-	const char *p = strstr(line, "ggml_cuda_init: found ");
-	const char *kind, *q;
-	struct json *o;
-	char word[16];
-	long total;
-	int n;
-
-	if (!p)
-		p = strstr(line, "ggml_init_cublas: found ");
-	if (!p)
-		return 0;
-	p = strstr(p, "found ");
-	if (sscanf(p, "found %d %15s devices", &n, word) != 2 ||
-	    !(kind = cuda_kind(word)) || !strcmp(kind, "cpu"))
-		return 0;
-	o = child(st->root, kind);
-	set_number(o, "count", n);
-	if ((q = strstr(p, "Total VRAM: ")) &&
-	    sscanf(q + strlen("Total VRAM: "), "%ld", &total) == 1)
-		set_number(o, "total_vram_mib", (double)total);
-	child_array(o, "devices");
-	st->gpu_ctx = kind;
-	note_backend(st, kind);
-	return 1;
-}
-
-/* "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device …" */
-static int
-cuda_failed(struct pstate *st, const char *line)
-{
-	static const char tag[] = "ggml_cuda_init: failed to initialize ";
-	const char *p = strstr(line, tag), *kind, *colon;
-	struct json *o;
-	char *msg;
-
-	if (!p || !(kind = cuda_kind(p + strlen(tag))) || !strcmp(kind, "cpu"))
-		return 0;
-	o = child(st->root, kind);
-	colon = strchr(p + strlen(tag), ':');
-	msg = xstrdup(colon ? colon + 1 : "");
-	set_string(o, "error", trim(msg));
-	free(msg);
-	child_array(o, "devices");
-	note_backend(st, kind);
-	return 1;
-}
-
-/*
- * "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes, VRAM: N MiB"
- * (CUDA; VRAM since 2025, no VMM in 2023) and "  Device 0: AMD Radeon
- * 8060S Graphics, gfx1151 (0x1151), VMM: no, Wave Size: 32, VRAM: N MiB"
- * (ROCm). The backend is the one the "found" line above named; without
- * one (a partial paste), a gfx field says ROCm and anything else CUDA.
- * Returns 1 when line was one.
- */
-static int
-gpu_device(struct pstate *st, char *line)
-{
-	char *p = strstr(line, "Device "), *name, *rest, *field, *save = NULL;
-	struct json *dev;
-	const char *kind = st->gpu_ctx;
-	int idx, major, minor;
-	long v;
-
-	if (!p || sscanf(p, "Device %d", &idx) != 1 ||
-	    (!strstr(p, ", compute capability") && !strstr(p, ", gfx")))
-		return 0;
-	name = p + strlen("Device ") + strspn(p + strlen("Device "),
-					      "0123456789");
-	if (*name != ':')
-		return 0;
-	/* the name is everything up to the first comma, never empty */
-	rest = strchr(name + 1, ',');
-	if (!rest)
-		return 0;
-	*rest = '\0';
-	field = trim(name + 1);
-	if (!*field)
-		return 0;
-	dev = json_new_object();
-	json_set_num(dev, "index", idx);
-	json_set_str(dev, "name", field);
-	for (field = strtok_r(rest + 1, ",", &save); field;
-	     field = strtok_r(NULL, ",", &save)) {
-		field = trim(field);
-		if (sscanf(field, "compute capability %d.%d", &major,
-			   &minor) == 2) {
-			json_set_num(dev, "compute_capability",
-				     major * 10.0 + minor);   /* no int overflow */
-		} else if (starts(field, "gfx")) {
-			field[strcspn(field, " (")] = '\0';
-			json_set_str(dev, "gfx", field);
-			if (!kind)
-				kind = "rocm";
-		} else if (starts(field, "VMM: ")) {
-			json_set_bool(dev, "vmm", starts(field + 5, "yes"));
-		} else if (sscanf(field, "Wave Size: %ld", &v) == 1) {
-			json_set_num(dev, "wave_size", (double)v);
-		} else if (sscanf(field, "VRAM: %ld", &v) == 1) {
-			json_set_num(dev, "vram_mib", (double)v);
-		}
-	}
-	if (!kind)
-		kind = "cuda";
-	add_device(child_array(child(st->root, kind), "devices"), dev);
-	note_backend(st, kind);
-	return 1;
-}
-
-/* "ggml_cuda_init: GGML_CUDA_FORCE_MMQ:    no" (CUDA and ROCm builds alike) */
-static int
-cuda_flag(struct json *root, char *line)
-{
-	char *p = strstr(line, "ggml_cuda_init: GGML_"), *colon, *val;
-
-	if (!p)
-		return 0;
-	p += strlen("ggml_cuda_init: ");
-	colon = strchr(p, ':');
-	if (!colon)
-		return 0;
-	*colon = '\0';
-	val = trim(colon + 1);
-	if (!strcmp(val, "yes") || !strcmp(val, "no"))
-		set_value(child(root, "ggml_cuda_flags"), p,
-			  json_new_bool(!strcmp(val, "yes")));
-	else
-		set_string(child(root, "ggml_cuda_flags"), p, val);
-	return 1;
-}
-
-/* ---- Vulkan --------------------------------------------------------------- */
-
-/*
- * Vulkan driver names (VkPhysicalDeviceDriverProperties.driverName) that
- * ggml prints after the device name; the older "VulkanN:" line had none,
- * so there a trailing group is a driver only when it is one of these or
- * the name before it also ends in a group ("… (RADV NAVI31) (radv)").
- */
-static const char *const vulkan_drivers[] = {
-	"radv", "AMD open-source driver", "AMD proprietary driver", "NVIDIA",
-	"Intel open-source Mesa driver", "Intel Corporation", "llvmpipe",
-	"venus", "MoltenVK", "turnip Mesa driver", "turnip", "NVK", "nvk",
-	"Qualcomm Technologies Inc. Adreno Vulkan Driver", "Dozen", "panvk",
-	"v3dv", "Honeykrisp", "Arm Mali driver",
-};
-
-/*
- * Splits "NAME (DRIVER)" in full: sets "device" (and "driver") of dev.
- * always: the format always has the group (ggml_vulkan: N = …).
- */
-static void
-vulkan_name(struct json *dev, const char *full, int always)
-{
-	char *copy = xstrdup(full), *open = NULL, *p;
-	size_t n = strlen(copy), i;
-	int driver = 0;
-
-	if (n && copy[n - 1] == ')') {
-		int depth = 0;
-		for (p = copy + n - 1; p >= copy; p--) {
-			if (*p == ')')
-				depth++;
-			else if (*p == '(' && --depth == 0) {
-				open = p;
-				break;
-			}
-		}
-	}
-	if (open && open > copy) {
-		copy[n - 1] = '\0';
-		if (always) {
-			driver = 1;
-		} else {
-			char *before = copy;
-			size_t m = (size_t)(open - copy);
-			for (i = 0; i < ARRAY_SIZE(vulkan_drivers); i++)
-				if (!strcmp(open + 1, vulkan_drivers[i]))
-					driver = 1;
-			while (m && before[m - 1] == ' ')
-				m--;
-			if (m && before[m - 1] == ')')
-				driver = 1;
-		}
-	}
-	if (driver) {
-		json_set_str(dev, "driver", open + 1);
-		*open = '\0';
-		json_set_str(dev, "device", trim(copy));
-	} else {
-		json_set_str(dev, "device", full);
-	}
-	free(copy);
-}
-
-/*
- * "ggml_vulkan: 0 = NVIDIA H200 (NVIDIA) | uma: 0 | fp16: 1 | …" (p at
- * the index) and the older "Vulkan0: AMD Radeon RX 7900 XTX (RADV
- * NAVI31) (radv) | uma: 0 | fp16: 1 | warp size: 64" (p at the index,
- * old set). "name" keeps the text as printed.
- */
-static void
-vulkan_device(struct pstate *st, char *p, int old)
-{
-	struct json *dev;
-	char *start = old ? strchr(p, ':') : strstr(p, " = ");
-	char *field, *save = NULL;
-	int idx;
-
-	if (!start || sscanf(p, "%d", &idx) != 1)
-		return;
-	start += old ? 1 : 3;
-	dev = json_new_object();
-	json_set_num(dev, "index", idx);
-	field = strtok_r(start, "|", &save);
-	if (field) {
-		field = trim(field);
-		json_set_str(dev, "name", field);
-		vulkan_name(dev, field, !old);
-	}
-	while ((field = strtok_r(NULL, "|", &save))) {
-		char *colon = strchr(field, ':');
-		if (!colon)
-			continue;
-		*colon = '\0';
-		json_set_str(dev, trim(field), trim(colon + 1));
-	}
-	add_device(child_array(child(st->root, "vulkan"), "devices"), dev);
-	note_backend(st, "vulkan");
-}
-
-/* "VulkanN: " not preceded by a letter (not "ggml_vulkan: "); the index. */
-static char *
-old_vulkan(char *line)
-{
-	char *p = line;
-
-	while ((p = strstr(p, "Vulkan"))) {
-		char *q = p + strlen("Vulkan");
-		int prev_ok = p == line || p[-1] == ' ' || p[-1] == '>' ||
-			p[-1] == '\t';
-		if (prev_ok && *q >= '0' && *q <= '9') {
-			char *r = q;
-			while (*r >= '0' && *r <= '9')
-				r++;
-			if (r[0] == ':' && r[1] == ' ' && strstr(r, " | uma: "))
-				return q;
-		}
-		p = q;
-	}
-	return NULL;
-}
-
-static int
-vulkan_line(struct pstate *st, char *line)
-{
-	char *p;
-	int n;
-
-	if ((p = strstr(line, "ggml_vulkan: Found ")) &&
-	    sscanf(p, "ggml_vulkan: Found %d Vulkan devices", &n) == 1) {
-		struct json *v = child(st->root, "vulkan");
-		set_number(v, "count", n);
-		child_array(v, "devices");
-		note_backend(st, "vulkan");
-		return 1;
-	}
-	if (strstr(line, "ggml_vulkan: No devices found")) {
-		child_array(child(st->root, "vulkan"), "devices");
-		note_backend(st, "vulkan");
-		return 1;
-	}
-	if ((p = strstr(line, "ggml_vulkan: ")) && p[13] >= '0' &&
-	    p[13] <= '9') {
-		vulkan_device(st, p + 13, 0);
-		return 1;
-	}
-	if ((p = old_vulkan(line))) {
-		vulkan_device(st, p, 1);
-		return 1;
-	}
-	return 0;
-}
-
-/* ---- SYCL ----------------------------------------------------------------- */
-
-/* The cells of a "|a|b|c|" row (trimmed, in place); their count. */
-static size_t
-table_cells(char *line, char **cells, size_t max)
-{
-	char *p = strchr(line, '|'), *next;
-	size_t n = 0;
-
-	if (!p)
-		return 0;
-	p++;
-	while (n < max && (next = strchr(p, '|'))) {
-		*next = '\0';
-		cells[n++] = trim(p);
-		p = next + 1;
-	}
-	return n;
-}
-
-/*
- * The device table ggml-sycl prints after "found N SYCL devices:": a
- * header row with "ID" and "Name" (2024: one table "Part1" with the
- * names and "Part2" without; 2025: one table whose header spans three
- * rows), then one row per device. Returns 1 when line belonged to it.
- */
-static int
-sycl_table_line(struct pstate *st, char *line)
-{
-	char *cells[32], *copy;
-	size_t n, i;
-	long idx;
-	struct json *dev;
-
-	for (copy = line; *copy == ' ' || *copy == '\t'; copy++)
-		;
-	if (*copy != '|') {
-		/* "Part1:", "Part2:" and blank lines stay in the table; any
-		 * other line after its rows ends it */
-		if (*copy && !starts(copy, "Part") && st->sycl_rows)
-			st->sycl_table = 0;
-		return 0;
-	}
-	st->sycl_rows++;
-	n = table_cells(copy, cells, ARRAY_SIZE(cells));
-	if (n && !strcmp(cells[0], "ID")) {
-		st->sycl_name = st->sycl_type = st->sycl_mem = -1;
-		st->sycl_ncells = n;
-		for (i = 0; i < n; i++) {
-			if (!strcmp(cells[i], "Name"))
-				st->sycl_name = (int)i;
-			else if (!strcmp(cells[i], "Device Type"))
-				st->sycl_type = (int)i;
-			else if (!strcmp(cells[i], "Global mem size") ||
-				 !strcmp(cells[i], "size"))
-				st->sycl_mem = (int)i;
-		}
-		return 1;
-	}
-	if (!n || n != st->sycl_ncells || st->sycl_name < 0 ||
-	    (size_t)st->sycl_name >= n || parse_long(cells[0], &idx) < 0)
-		return 1;
-	dev = json_new_object();
-	json_set_num(dev, "index", (double)idx);
-	json_set_str(dev, "name", cells[st->sycl_name]);
-	if (st->sycl_type >= 0 && (size_t)st->sycl_type < n)
-		json_set_str(dev, "type", cells[st->sycl_type]);
-	if (st->sycl_mem >= 0 && (size_t)st->sycl_mem < n)
-		json_set_str(dev, "global_mem", cells[st->sycl_mem]);
-	add_device(child_array(child(st->root, "sycl"), "devices"), dev);
-	return 1;
-}
-
-static int
-sycl_line(struct pstate *st, char *line)
-{
-	char *p;
-	int n;
-
-	if (st->sycl_table && sycl_table_line(st, line))
-		return 1;
-	if ((p = strstr(line, "found ")) &&
-	    sscanf(p, "found %d SYCL devices", &n) == 1) {
-		struct json *o = child(st->root, "sycl");
-		set_number(o, "count", n);
-		child_array(o, "devices");
-		st->sycl_table = 1;
-		st->sycl_rows = 0;
-		st->sycl_name = -1;
-		note_backend(st, "sycl");
-		return 1;
-	}
-	/* "ggml_sycl_init: …", "[SYCL] call ggml_init_sycl", and the
-	 * oneAPI memory query's warning that only ggml-sycl prints */
-	if (strstr(line, "ggml_sycl_init:") || strstr(line, "ggml_check_sycl") ||
-	    strstr(line, "[SYCL]") || strstr(line, "ext_intel_free_memory")) {
-		note_backend(st, "sycl");
-		return 1;
-	}
-	return 0;
-}
-
-/* ---- buffers and loaded backends ------------------------------------------ */
-
-/*
- * The buffer names of -v runs: "ROCm0 model buffer size", "SYCL0 KV
- * buffer size", "preferred buffer type Vulkan_Host", "MTL0_Mapped model
- * buffer size", "CUDA_Host output buffer size". CPU buffers count as
- * "cpu", which shows only when nothing else does.
- */
-static void
-buffer_line(struct pstate *st, const char *line)
-{
-	static const char *const after[] = {
-		" model buffer size", " KV buffer size", " compute buffer size",
-		" output buffer size", " buffer size",
-	};
-	const char *p = strstr(line, "preferred buffer type "), *name = NULL;
-	size_t len = 0, i;
-
-	if (p) {
-		name = p + strlen("preferred buffer type ");
-		len = strcspn(name, " ,");
-	} else {
-		for (i = 0; i < ARRAY_SIZE(after) && !p; i++)
-			p = strstr(line, after[i]);
-		if (!p)
+	for (i = 0; i + 1 < g->ndev; i++)
+		if (g->dev[i].index == last->index && g->dev[i].name &&
+		    last->name && !strcmp(g->dev[i].name, last->name)) {
+			caps_device_release(last);
+			g->ndev--;
 			return;
-		while (p > line && p[-1] == ' ')
-			p--;
-		name = p;
-		while (name > line && name[-1] != ' ' && name[-1] != ':')
-			name--;
-		len = (size_t)(p - name);
-	}
-	/* the name's letters: "ROCm0" → "ROCm", "MTL0_Mapped" → "MTL" */
-	for (i = 0; i < len; i++)
-		if ((name[i] >= '0' && name[i] <= '9') || name[i] == '_')
-			break;
-	if (i && (p = backend_of(name, i)))
-		note_backend(st, p);
-}
-
-static void
-load_backend(struct pstate *st, char *p)
-{
-	char *from = strstr(p, " backend from ");
-	struct json *b = json_new_object();
-	const char *ours;
-	char *name;
-
-	p += strlen("load_backend: loaded ");
-	if (from) {
-		*from = '\0';
-		name = trim(p);
-		json_set_str(b, "name", name);
-		json_set_str(b, "path", trim(from + strlen(" backend from ")));
-	} else {
-		name = trim(p);
-		json_set_str(b, "name", name);
-	}
-	if ((ours = backend_of(name, strcspn(name, " "))))
-		note_backend(st, ours);
-	json_append(child_array(st->root, "backends_loaded"), b);
-}
-
-static void
-dyld_line(struct json *root, char *line, char *p)
-{
-	struct json *d = child(root, "dyld_insert_failure");
-	char *path = p + strlen("terminating because inserted dylib '");
-	char *end = strstr(path, "' could not be loaded");
-
-	set_string(d, "line", trim(line));
-	if (end) {
-		*end = '\0';
-		set_string(d, "path", path);
-		end += strlen("' could not be loaded");
-		if (*end == ':')
-			end++;
-		set_string(d, "reason", trim(end));
-	} else {
-		set_string(d, "reason", trim(path));
-	}
-}
-
-/* Removes terminal escapes ("ESC[32m") in place: colour in pasted logs. */
-static void
-strip_escapes(char *s)
-{
-	char *w = s;
-
-	while (*s) {
-		if (s[0] == '\033' && s[1] == '[') {
-			s += 2;
-			while (*s && !(*s >= 0x40 && *s <= 0x7e))
-				s++;
-			if (*s)
-				s++;
-			continue;
 		}
-		*w++ = *s++;
-	}
-	*w = '\0';
+}
+
+void
+caps_device_release(struct caps_device *d)
+{
+	free(d->name);
+	free(d->device);
+	free(d->driver);
+	free(d->matrix_cores);
+	free(d->gfx);
+	free(d->type);
+	free(d->global_mem);
+	caps_kv_free(d->extra, d->nextra);
+	memset(d, 0, sizeof(*d));
+}
+
+/* ---- the struct ---------------------------------------------------------- */
+
+static void
+gpu_init(struct caps_gpu *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->count = g->total_vram_mib = CAPS_NONE;
+}
+
+void
+caps_init(struct caps *c)
+{
+	struct caps_metal *m = &c->metal;
+
+	memset(c, 0, sizeof(*c));
+	m->index = CAPS_NONE;
+	m->apple_family = m->common_family = CAPS_NONE;
+	m->metal_family = m->mac_family = CAPS_NONE;
+	m->paravirtual = m->simdgroup_reduction = CAPS_UNKNOWN;
+	m->simdgroup_matrix_mul = m->has_unified_memory = CAPS_UNKNOWN;
+	m->has_bfloat = m->use_bfloat = m->has_tensor = CAPS_UNKNOWN;
+	m->use_residency_sets = m->use_shared_buffers = CAPS_UNKNOWN;
+	m->tensor_api = CAPS_UNKNOWN;
+	m->recommended_max_working_set_mb = NAN;
+	m->library_load_s = m->residency_keep_alive_s = NAN;
+	gpu_init(&c->cuda);
+	gpu_init(&c->rocm);
+	gpu_init(&c->musa);
+	gpu_init(&c->vulkan);
+	gpu_init(&c->sycl);
+	c->sum.gpu_family = CAPS_NONE;
+	c->sum.simdgroup_reduction = c->sum.simdgroup_matrix_mul = CAPS_UNKNOWN;
+	c->sum.bfloat = c->sum.paravirtual = c->sum.shim_marker = CAPS_UNKNOWN;
+	c->probe.highest_family_apple = c->probe.highest_apple_family = NAN;
+	c->probe.family = NAN;
+	c->probe.supports_family = CAPS_UNKNOWN;
 }
 
 static void
-parse_line(struct pstate *st, char *line)
+gpu_release(struct caps_gpu *g)
 {
-	char *p;
+	size_t i;
 
-	strip_escapes(line);
-	if ((p = strstr(line, "[LumeMetalCapabilities]"))) {
-		shim_line(st->root, line, p);
-	} else if ((p = strstr(line, "terminating because inserted dylib '"))) {
-		dyld_line(st->root, line, p);
-	} else if ((p = strstr(line, "load_backend: loaded "))) {
-		load_backend(st, p);
-	} else if (strstr(line, "ggml_metal") ||
-		   strstr(line, "GPU family: MTLGPUFamily")) {
-		metal_line(st, line);
-	} else if (!cuda_found(st, line) && !cuda_failed(st, line) &&
-		   !cuda_flag(st->root, line) && !gpu_device(st, line) &&
-		   !vulkan_line(st, line) && !sycl_line(st, line)) {
-		buffer_line(st, line);
-	}
+	for (i = 0; i < g->ndev; i++)
+		caps_device_release(&g->dev[i]);
+	free(g->dev);
+	free(g->error);
 }
 
-/* ---- the summary ---------------------------------------------------------- */
+static void
+strs_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void
+caps_release(struct caps *c)
+{
+	struct caps_summary *s = &c->sum;
+	size_t i;
+
+	free(c->metal.device);
+	free(c->metal.gpu_name);
+	free(c->metal.library);
+	free(c->shim.line);
+	free(c->shim.process);
+	caps_kv_free(c->shim.params, c->shim.nparams);
+	strs_free(c->shim_messages, c->nshim_messages);
+	gpu_release(&c->cuda);
+	gpu_release(&c->rocm);
+	gpu_release(&c->musa);
+	gpu_release(&c->vulkan);
+	gpu_release(&c->sycl);
+	caps_kv_free(c->cuda_flags, c->ncuda_flags);
+	for (i = 0; i < c->nloaded; i++) {
+		free(c->loaded[i].name);
+		free(c->loaded[i].path);
+	}
+	free(c->loaded);
+	free(c->dyld.line);
+	free(c->dyld.path);
+	free(c->dyld.reason);
+	strs_free(s->devices, s->ndevices);
+	free(s->unified_memory);
+	strs_free(s->compute_capability, s->ncc);
+	free(s->vram_mib);
+	strs_free(s->gfx, s->ngfx);
+	free(s->suspect_profile);
+	json_free(c->probe.output);
+	caps_init(c);
+}
+
+/* ---- the summary --------------------------------------------------------- */
 
 /* One device of the summary: merged over backends by index and name. */
 struct sdev {
 	const char *name;          /* NULL: attributes only (Metal flags) */
 	double index;
-	const struct json *cc, *vram, *gfx;
+	double cc, vram;           /* NAN unknown */
+	const char *gfx;
 	int uma;                   /* -1 unknown */
 };
 
@@ -885,493 +358,182 @@ sdev_find(struct sdev *d, size_t *n, const char *name, double index)
 	memset(&d[*n], 0, sizeof(d[*n]));
 	d[*n].name = name;
 	d[*n].index = index;
+	d[*n].cc = d[*n].vram = NAN;
 	d[*n].uma = -1;
 	return &d[(*n)++];
 }
 
-/* What a per-device value is: one value when all agree, else a list. */
-static struct json *
-one_or_list(struct json *vals)
+char *
+caps_family_name(long family)
 {
-	const struct json *first = json_first(vals), *it;
-	struct json *one;
-
-	if (!first) {
-		json_free(vals);
-		return NULL;
-	}
-	JSON_FOR_EACH(it, vals)
-		if (!json_equal(it, first))
-			return vals;
-	one = json_dup(first);
-	json_free(vals);
-	return one;
-}
-
-static void
-set_if(struct json *o, const char *key, struct json *v)
-{
-	if (v)
-		json_set(o, key, v);
-}
-
-static char *
-family_name(double f)
-{
-	return xstrfmt("MTLGPUFamilyApple%ld", (long)f - 1000);
+	return xstrfmt("MTLGPUFamilyApple%ld", family - 1000);
 }
 
 /* Appends the reasons a profile is beyond any Apple GPU, "; "-separated. */
 static void
-suspect_reasons(const struct json *root, struct buf *why)
+suspect_reasons(const struct caps *c, struct buf *why)
 {
-	double fam = json_num(json_get(json_get(root, "metal"),
-				       "apple_family"));
-	const struct json *shim = json_get(root, "shim");
-	double amax = json_num(json_get(shim, "appleFamilyMax"));
-	double fmax = json_num(json_get(shim, "familyMax"));
-	char *hi = family_name(CAPS_APPLE_FAMILY_HIGHEST);
+	const struct caps_kv *a = caps_kv_get(c->shim.params, c->shim.nparams,
+					      "appleFamilyMax");
+	const struct caps_kv *f = caps_kv_get(c->shim.params, c->shim.nparams,
+					      "familyMax");
+	double amax = a && a->kind == CAPS_KV_NUM ? a->num : NAN;
+	double fmax = f && f->kind == CAPS_KV_NUM ? f->num : NAN;
+	char *hi = caps_family_name(CAPS_APPLE_FAMILY_HIGHEST);
+	const char *h = hi + strlen("MTLGPUFamily");
 
-	if (fam > CAPS_APPLE_FAMILY_HIGHEST) {
-		char *name = family_name(fam);
+	if (c->metal.apple_family != CAPS_NONE &&
+	    c->metal.apple_family > CAPS_APPLE_FAMILY_HIGHEST) {
+		char *name = caps_family_name(c->metal.apple_family);
 		buf_addf(why, "%s%s is beyond any Apple GPU (highest: %s)",
-			 why->len ? "; " : "", name, hi + strlen("MTLGPUFamily"));
+			 why->len ? "; " : "", name, h);
 		free(name);
 	}
 	if (amax > CAPS_APPLE_FAMILY_HIGHEST)
 		buf_addf(why, "%sthe shim claims Apple families up to %.0f "
 			 "(appleFamilyMax=%.0f), beyond any Apple GPU "
-			 "(highest: %s)", why->len ? "; " : "", amax, amax,
-			 hi + strlen("MTLGPUFamily"));
+			 "(highest: %s)", why->len ? "; " : "", amax, amax, h);
 	if (fmax > CAPS_APPLE_FAMILY_HIGHEST)
 		buf_addf(why, "%sthe shim claims every family up to %.0f "
 			 "(familyMax=%.0f), Apple families beyond any Apple "
 			 "GPU among them (highest: %s)", why->len ? "; " : "",
-			 fmax, fmax, hi + strlen("MTLGPUFamily"));
+			 fmax, fmax, h);
 	free(hi);
 }
 
+/* The backends of the summary: every one seen, "cpu" only when alone. */
 static void
-summarise(struct pstate *st)
+summary_backends(struct caps *c)
 {
-	static const char *const listed[] = {
-		"cuda", "rocm", "musa", "vulkan", "sycl",
-	};
-	struct json *root = st->root, *names = NULL, *backends;
-	const struct json *metal = json_get(root, "metal"), *it, *devs;
-	struct json *cc = json_new_array(), *vram = json_new_array();
-	struct json *gfx = json_new_array(), *uma = json_new_array();
+	size_t i, gpu = 0;
+
+	for (i = 0; i < c->norder; i++)
+		gpu += c->order[i] != CAPS_CPU;
+	for (i = 0; i < c->norder; i++)
+		if (!gpu || c->order[i] != CAPS_CPU)
+			c->sum.backend[c->sum.nbackends++] = c->order[i];
+}
+
+/* The devices of every backend, merged by index and name; d has room. */
+static size_t
+summary_devices(const struct caps *c, struct sdev *d, int *named)
+{
+	size_t nd = 0, i, k;
+
+	for (i = 0; i < c->norder; i++) {
+		const struct caps_gpu *g = caps_gpu_const(c, c->order[i]);
+
+		if (c->order[i] == CAPS_METAL && c->metal.present) {
+			const struct caps_metal *m = &c->metal;
+			struct sdev *s = sdev_find(d, &nd, m->device,
+				m->index != CAPS_NONE ? (double)m->index : 0);
+
+			if (m->has_unified_memory >= 0)
+				s->uma = m->has_unified_memory;
+			*named |= m->device != NULL;
+			continue;
+		}
+		if (!g || !g->present)
+			continue;
+		*named = 1;
+		for (k = 0; k < g->ndev; k++) {
+			const struct caps_device *dv = &g->dev[k];
+			struct sdev *s = sdev_find(d, &nd, dv->device ?
+						   dv->device : dv->name,
+						   (double)dv->index);
+
+			if (!isnan(dv->compute_capability))
+				s->cc = dv->compute_capability;
+			if (dv->vram_mib != CAPS_NONE)
+				s->vram = (double)dv->vram_mib;
+			if (dv->gfx)
+				s->gfx = dv->gfx;
+			if (dv->uma != CAPS_NONE) {
+				s->uma = dv->uma != 0;
+			} else {
+				/* printed, but not as a number: any text
+				 * but "0" says unified, as it always has */
+				const struct caps_kv *u = caps_kv_get(
+					dv->extra, dv->nextra, "uma");
+				if (u && u->kind == CAPS_KV_TEXT)
+					s->uma = strcmp(u->text, "0") != 0;
+			}
+		}
+	}
+	return nd;
+}
+
+void
+caps_summarise(struct caps *c)
+{
+	struct caps_summary *s = &c->sum;
+	const struct caps_metal *m = &c->metal;
 	struct sdev *d;
 	struct buf why = BUF_INIT;
-	size_t nd = 0, i, k, total = 0, gpu = 0;
+	size_t nd, i, total = 0;
+	int named = 0;
 
-	for (i = 0; i < st->norder; i++) {
-		const struct json *o = json_get(root, st->order[i]);
-		total += json_size(json_get(o, "devices")) + 1;
-		if (strcmp(st->order[i], "cpu"))
-			gpu++;
+	for (i = 0; i < c->norder; i++) {
+		const struct caps_gpu *g = caps_gpu_const(c, c->order[i]);
+		total += (g ? g->ndev : 0) + 1;
 	}
 	d = xcalloc(total + 1, sizeof(*d));
-	if (st->norder) {
-		backends = json_new_array();
-		for (i = 0; i < st->norder; i++)
-			if (!gpu || strcmp(st->order[i], "cpu"))
-				json_append(backends, json_new_str(st->order[i]));
-		set_if(root, "backend", json_size(backends) == 1 ?
-		       json_dup(json_first(backends)) : json_dup(backends));
-		json_free(backends);
-	}
-	for (i = 0; i < st->norder; i++) {
-		const char *b = st->order[i];
-		if (!strcmp(b, "metal") && metal) {
-			const char *name = json_get_str(metal, "device");
-			struct sdev *s = sdev_find(d, &nd, name,
-				json_get(metal, "index") ?
-				json_num(json_get(metal, "index")) : 0);
-			int u = json_bool(json_get(metal, "has_unified_memory"));
-			if (u >= 0)
-				s->uma = u;
-			if (name && !names)
-				names = json_new_array();
-			continue;
-		}
-		for (k = 0; k < ARRAY_SIZE(listed); k++)
-			if (!strcmp(b, listed[k]))
-				break;
-		if (k == ARRAY_SIZE(listed))
-			continue;
-		devs = json_get(json_get(root, b), "devices");
-		if (!devs)
-			continue;
-		if (!names)
-			names = json_new_array();
-		JSON_FOR_EACH(it, devs) {
-			const char *name = json_get_str(it, "device");
-			const char *u = json_get_str(it, "uma");
-			struct sdev *s;
-
-			if (!name)
-				name = json_get_str(it, "name");
-			s = sdev_find(d, &nd, name,
-				      json_num(json_get(it, "index")));
-			if (json_get(it, "compute_capability"))
-				s->cc = json_get(it, "compute_capability");
-			if (json_get(it, "vram_mib"))
-				s->vram = json_get(it, "vram_mib");
-			if (json_get(it, "gfx"))
-				s->gfx = json_get(it, "gfx");
-			if (u)
-				s->uma = strcmp(u, "0") != 0;
-		}
-	}
+	summary_backends(c);
+	nd = summary_devices(c, d, &named);
+	s->has_devices = named;
+	s->devices = xcalloc(nd + 1, sizeof(char *));
+	s->unified_memory = xcalloc(nd + 1, 1);
+	s->compute_capability = xcalloc(nd + 1, sizeof(char *));
+	s->vram_mib = xcalloc(nd + 1, sizeof(double));
+	s->gfx = xcalloc(nd + 1, sizeof(char *));
 	for (i = 0; i < nd; i++) {
-		if (d[i].name && names)
-			json_append(names, json_new_str(d[i].name));
-		if (d[i].cc) {
-			long c = (long)json_num(d[i].cc);
-			char *text = xstrfmt("%ld.%ld", c / 10, c % 10);
-			json_append(cc, json_new_str(text));
-			free(text);
+		if (d[i].name && named)
+			s->devices[s->ndevices++] = xstrdup(d[i].name);
+		if (!isnan(d[i].cc)) {
+			long cc = (long)d[i].cc;
+			s->compute_capability[s->ncc++] =
+				xstrfmt("%ld.%ld", cc / 10, cc % 10);
 		}
-		if (d[i].vram)
-			json_append(vram, json_dup(d[i].vram));
+		if (!isnan(d[i].vram))
+			s->vram_mib[s->nvram++] = d[i].vram;
 		if (d[i].gfx)
-			json_append(gfx, json_dup(d[i].gfx));
+			s->gfx[s->ngfx++] = xstrdup(d[i].gfx);
 		if (d[i].uma >= 0)
-			json_append(uma, json_new_bool(d[i].uma));
+			s->unified_memory[s->nunified++] =
+				(signed char)d[i].uma;
 	}
-	set_if(root, "devices", names);
-	if (metal && json_get(metal, "apple_family")) {
-		char *fam = family_name(json_num(json_get(metal, "apple_family")));
-		json_set_str(root, "gpu_family", fam);
-		free(fam);
+	if (m->present) {
+		s->gpu_family = m->apple_family;
+		s->simdgroup_reduction = m->simdgroup_reduction;
+		s->simdgroup_matrix_mul = m->simdgroup_matrix_mul;
+		s->bfloat = m->has_bfloat;
+		s->paravirtual = m->paravirtual;
 	}
-	if (metal) {
-		static const struct { const char *from, *to; } flags[] = {
-			{ "simdgroup_reduction", "simdgroup_reduction" },
-			{ "simdgroup_matrix_mul", "simdgroup_matrix_mul" },
-			{ "has_bfloat", "bfloat" },
-		};
-		for (k = 0; k < ARRAY_SIZE(flags); k++)
-			if (json_is_bool(json_get(metal, flags[k].from)))
-				json_set_bool(root, flags[k].to,
-					json_bool(json_get(metal, flags[k].from)));
-	}
-	set_if(root, "unified_memory", one_or_list(uma));
-	set_if(root, "compute_capability", one_or_list(cc));
-	set_if(root, "vram_mib", one_or_list(vram));
-	set_if(root, "gfx", one_or_list(gfx));
-	if (metal && json_get(metal, "paravirtual"))
-		json_set_bool(root, "paravirtual",
-			      json_bool(json_get(metal, "paravirtual")));
-	json_set_bool(root, "shim_marker", json_get(root, "shim") != NULL);
-	suspect_reasons(root, &why);
+	s->shim_marker = c->shim.present;
+	suspect_reasons(c, &why);
 	if (why.len)
-		json_set_str(root, "suspect_profile", why.buf);
+		s->suspect_profile = buf_detach(&why, NULL);
 	buf_release(&why);
 	free(d);
 }
 
-char *
-caps_parse(const char *text, size_t len)
+/* ---- decisions ----------------------------------------------------------- */
+
+void
+caps_probe_suspect(const struct caps_probe *p, struct buf *why)
 {
-	struct pstate st;
-	size_t pos = 0;
-	char *out;
-
-	memset(&st, 0, sizeof(st));
-	st.root = json_new_object();
-	st.sycl_name = -1;
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - text) : len;
-		char *line = xstrndup(text + pos, end - pos);
-
-		/* Lines with NUL bytes are cut there; that is fine. */
-		parse_line(&st, line);
-		free(line);
-		pos = end + 1;
-	}
-	summarise(&st);
-	out = json_print(st.root, 0);
-	json_free(st.root);
-	return out;
-}
-
-/* ---- markers and verification --------------------------------------------- */
-
-static int
-line_has(const char *text, size_t len, const char *marker)
-{
-	size_t mlen = strlen(marker), pos = 0;
-
-	if (!mlen)
-		return 1;
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - text) : len, i;
-
-		for (i = pos; i + mlen <= end; i++)
-			if (!memcmp(text + i, marker, mlen))
-				return 1;
-		pos = end + 1;
-	}
-	return 0;
-}
-
-int
-caps_missing_markers(const char *text, size_t len, const char *const *markers,
-		     size_t n, struct buf *missing)
-{
-	size_t i;
-	int count = 0;
-
-	for (i = 0; i < n; i++) {
-		if (line_has(text, len, markers[i]))
-			continue;
-		count++;
-		if (missing) {
-			if (missing->len)
-				buf_adds(missing, "; ");
-			buf_addf(missing, "'%s'", markers[i]);
-		}
-	}
-	return count;
-}
-
-int
-caps_verify(const char *text, size_t len, const char *const *markers,
-	    size_t n, struct buf *detail)
-{
-	struct buf missing = BUF_INIT;
-	const char *dyld = NULL;
-	size_t pos = 0;
-	int nmiss;
-
-	nmiss = caps_missing_markers(text, len, markers, n, &missing);
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - text) : len;
-		char *line = xstrndup(text + pos, end - pos);
-
-		if (!dyld && strstr(line, "terminating because inserted dylib"))
-			dyld = text + pos;
-		free(line);
-		pos = end + 1;
-	}
-	if (dyld) {
-		const char *nl = memchr(dyld, '\n', len - (size_t)(dyld - text));
-		size_t l = nl ? (size_t)(nl - dyld) : len - (size_t)(dyld - text);
-
-		buf_adds(detail, "dyld refused the inserted library: ");
-		buf_add(detail, dyld, l);
-		if (nmiss)
-			buf_adds(detail, "; ");
-	}
-	if (nmiss) {
-		buf_addf(detail, "missing marker%s %s; likely causes: "
-			 "DYLD_INSERT_LIBRARIES pruned by SIP or the hardened "
-			 "runtime, a library without this process's "
-			 "architecture slice (arm64 vs arm64e), or a bad shim "
-			 "configuration (LUME_METAL_APPLE_FAMILY_MAX)",
-			 nmiss > 1 ? "s" : "", missing.buf);
-	}
-	buf_release(&missing);
-	return nmiss == 0 && !dyld;
-}
-
-/* ---- the probe ------------------------------------------------------------ */
-
-/*
- * JSON at the start of text (what follows the value is not looked at),
- * or NULL.
- */
-static struct json *
-parse_start(const char *text, size_t len)
-{
-	size_t end;
-
-	return json_parse_prefix(text, len, &end);
-}
-
-/* A key=value value as JSON: true/false, a number, else the text. */
-static struct json *
-typed(const char *v)
-{
-	double d;
-
-	if (!strcmp(v, "true") || !strcmp(v, "false"))
-		return json_new_bool(!strcmp(v, "true"));
-	if (*v && *v != ' ' && *v != '+' && parse_double(v, &d) == 0 &&
-	    strspn(v, "-0123456789.eE") == strlen(v))
-		return json_new_num(d);
-	return json_new_str(v);
-}
-
-/*
- * "key=value" lines (key: a letter or '_', then letters, digits, '_',
- * '.', '-') as an object; other lines are skipped. NULL when none.
- */
-static struct json *
-parse_kv(const char *text, size_t len)
-{
-	struct json *o = NULL;
-	size_t pos = 0;
-
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - text) : len;
-		char *line = xstrndup(text + pos, end - pos), *k = line, *eq;
-
-		pos = end + 1;
-		while (*k == ' ' || *k == '\t')
-			k++;
-		eq = k + strspn(k, "abcdefghijklmnopqrstuvwxyz"
-				"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-");
-		if (*eq != '=' || eq == k || (*k >= '0' && *k <= '9') ||
-		    *k == '.' || *k == '-') {
-			free(line);
-			continue;
-		}
-		*eq = '\0';
-		if (!o)
-			o = json_new_object();
-		{
-			char *v = trim(eq + 1);
-			set_value(o, k, typed(v));
-		}
-		free(line);
-	}
-	return o;
-}
-
-/*
- * The probe's output as an object: JSON (from the first line that
- * starts with '{'), else key=value lines (*kv set). NULL when neither.
- */
-static struct json *
-probe_parse(const char *text, size_t len, int *kv)
-{
-	size_t pos = 0;
-
-	*kv = 0;
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - text) : len, i = pos;
-
-		while (i < end && (text[i] == ' ' || text[i] == '\t' ||
-				   text[i] == '\r'))
-			i++;
-		if (i < end && text[i] == '{') {
-			struct json *o = parse_start(text + i, len - i);
-			if (json_type(o) == JSON_OBJECT)
-				return o;
-			json_free(o);
-			break;
-		}
-		pos = end + 1;
-	}
-	*kv = 1;
-	return parse_kv(text, len);
-}
-
-/* Follows a dotted path ("shim.status") through nested objects. */
-static const struct json *
-json_path(const struct json *root, const char *path)
-{
-	char *copy = xstrdup(path), *part, *save = NULL;
-	const struct json *cur = root;
-
-	for (part = strtok_r(copy, ".", &save); part && cur;
-	     part = strtok_r(NULL, ".", &save))
-		cur = json_get(cur, part);
-	free(copy);
-	return cur;
-}
-
-/* got matches want: the same value, or (key=value output) want's text. */
-static int
-probe_match(const struct json *got, const struct json *want, int kv)
-{
-	char *text;
-	int same;
-
-	if (!got)
-		return 0;
-	if (json_equal(got, want))
-		return 1;
-	if (!kv || json_type(want) != JSON_STRING)
-		return 0;
-	text = json_type(got) == JSON_STRING ? xstrdup(json_str(got)) :
-		json_print(got, 0);
-	same = !strcmp(text, json_str(want));
-	free(text);
-	return same;
-}
-
-int
-caps_check_probe(const char *probe_out, size_t len, const char *expect_json,
-		 struct buf *detail)
-{
-	const char *expect = expect_json ? expect_json : "{}";
-	struct json *out, *want = parse_start(expect, strlen(expect));
-	const struct json *w;
-	int ok = 1, n = 0, kv;
-
-	out = probe_parse(probe_out, len, &kv);
-	if (json_type(out) != JSON_OBJECT) {
-		buf_adds(detail, "probe output is neither a JSON object nor "
-			 "key=value lines");
-		json_free(out);
-		json_free(want);
-		return -1;
-	}
-	JSON_FOR_EACH(w, want) {
-		const struct json *got = json_get(out, json_key(w));
-		char *ws = json_print(w, 0), *gs;
-
-		if (!got)
-			got = json_path(out, json_key(w));
-		gs = got ? json_print(got, 0) : NULL;
-		buf_adds(detail, n++ ? ", " : "probe: ");
-		if (probe_match(got, w, kv)) {
-			buf_addf(detail, "%s = %s", json_key(w), gs);
-		} else {
-			ok = 0;
-			buf_addf(detail, "%s is %s, expected %s", json_key(w),
-				 gs ? gs : "missing", ws);
-		}
-		free(ws);
-		free(gs);
-	}
-	json_free(out);
-	json_free(want);
-	return ok;
-}
-
-/*
- * What the probe claims beyond any Apple GPU: its highest Apple family
- * (ours: highestFamily.apple in JSON, highest_apple_family= in lines)
- * or the asked family answered true (the published probe's lines).
- */
-static void
-probe_suspect(const struct json *probe, struct buf *why)
-{
-	double fam = json_num(json_get(json_get(probe, "highestFamily"),
-				       "apple"));
-	char *hi = family_name(CAPS_APPLE_FAMILY_HIGHEST);
+	double fam = p->highest_family_apple;
+	char *hi = caps_family_name(CAPS_APPLE_FAMILY_HIGHEST);
 	const char *h = hi + strlen("MTLGPUFamily");
 
 	if (!(fam > CAPS_APPLE_FAMILY_HIGHEST))
-		fam = json_num(json_get(probe, "highest_apple_family"));
-	if (!(fam > CAPS_APPLE_FAMILY_HIGHEST)) {
-		double f = json_num(json_get(probe, "family"));
-		if (f > CAPS_APPLE_FAMILY_HIGHEST && f < 2000 &&
-		    json_bool(json_get(probe, "supports_family")) == 1)
-			fam = f;
-	}
+		fam = p->highest_apple_family;
+	if (!(fam > CAPS_APPLE_FAMILY_HIGHEST) &&
+	    p->family > CAPS_APPLE_FAMILY_HIGHEST && p->family < 2000 &&
+	    p->supports_family == 1)
+		fam = p->family;
 	if (fam > CAPS_APPLE_FAMILY_HIGHEST) {
-		char *name = family_name(fam);
+		char *name = caps_family_name((long)fam);
 		buf_addf(why, "%sthe probe reports %s, beyond any Apple GPU "
 			 "(highest: %s)", why->len ? "; " : "", name, h);
 		free(name);
@@ -1379,162 +541,161 @@ probe_suspect(const struct json *probe, struct buf *why)
 	free(hi);
 }
 
-char *
-caps_with_probe(const char *caps_json, const char *probe_out, size_t len)
-{
-	const char *text = caps_json ? caps_json : "{}";
-	struct json *caps = parse_start(text, strlen(text));
-	struct json *probe;
-	struct buf why = BUF_INIT;
-	char *ret;
-	int kv;
-
-	if (json_type(caps) != JSON_OBJECT) {
-		json_free(caps);
-		caps = json_new_object();
-	}
-	probe = probe_parse(probe_out, len, &kv);
-	if (!probe)
-		probe = json_new_str("(neither JSON nor key=value lines)");
-	else {
-		const char *old = json_get_str(caps, "suspect_profile");
-		if (old)
-			buf_adds(&why, old);
-		probe_suspect(probe, &why);
-		if (why.len)
-			json_set_str(caps, "suspect_profile", why.buf);
-	}
-	json_set(caps, "probe", probe);
-	ret = json_print(caps, 0);
-	json_free(caps);
-	buf_release(&why);
-	return ret;
-}
-
 int
-caps_suspect(const char *caps_json, struct buf *why)
+caps_suspect(const struct caps *c, struct buf *why)
 {
-	struct json *caps;
-	const char *s;
-	int ret = 0;
+	const char *s = c->sum.suspect_profile;
 
-	if (!caps_json)
+	if (!s || !*s)
 		return 0;
-	caps = parse_start(caps_json, strlen(caps_json));
-	s = json_get_str(caps, "suspect_profile");
-	if (s && *s) {
-		if (why)
-			buf_adds(why, s);
-		ret = 1;
-	}
-	json_free(caps);
-	return ret;
+	if (why)
+		buf_adds(why, s);
+	return 1;
 }
 
-/* Appends "a, b" for a list, the text of anything else. */
+/* Appends "a, b" for a list of strings. */
 static void
-add_text_list(struct buf *out, const struct json *v)
+add_list(struct buf *out, char *const *v, size_t n)
 {
-	const struct json *it;
-	int n = 0;
+	size_t i;
 
-	if (json_type(v) == JSON_STRING) {
-		buf_adds(out, json_str(v));
-		return;
+	for (i = 0; i < n; i++)
+		buf_addf(out, "%s%s", i ? ", " : "", v[i]);
+}
+
+/* A number as JSON writes it (126976, 1.5). */
+static void
+add_num(struct buf *out, double v)
+{
+	struct json *n = json_new_num(v);
+	char *t = json_print(n, 0);
+
+	buf_adds(out, t);
+	free(t);
+	json_free(n);
+}
+
+/* One flag of a list: its value when every device agrees, else -1. */
+static int
+one_flag(const signed char *v, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (v[i] != v[0])
+			return -1;
+	return n ? v[0] : -1;
+}
+
+/* The summary's "one value or a list" of strings, as text. */
+static void
+add_one_or_list(struct buf *out, char *const *v, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n && !strcmp(v[i], v[0]); i++)
+		;
+	add_list(out, v, i == n ? 1 : n);
+}
+
+#define SEP() buf_adds(out, out->len > start ? "; " : "")
+
+/* Backend, devices, family, flags and GPU facts of the summary. */
+static void
+describe_devices(const struct caps *c, struct buf *out, size_t start)
+{
+	const struct caps_summary *s = &c->sum;
+	const struct { const char *label; int v; } flags[] = {
+		{ "simdgroup reduction", s->simdgroup_reduction },
+		{ "simdgroup matrix mul.", s->simdgroup_matrix_mul },
+		{ "bfloat", s->bfloat },
+		{ "unified memory", one_flag(s->unified_memory, s->nunified) },
+	};
+	size_t i;
+
+	if (s->nbackends) {
+		SEP();
+		for (i = 0; i < s->nbackends; i++)
+			buf_addf(out, "%s%s", i ? ", " : "",
+				 caps_backend_name(s->backend[i]));
 	}
-	if (json_type(v) != JSON_ARRAY) {
-		char *t = json_print(v, 0);
-		buf_adds(out, t);
-		free(t);
-		return;
+	if (s->ndevices) {
+		SEP();
+		add_list(out, s->devices, s->ndevices);
+		if (s->paravirtual == 1)
+			buf_adds(out, " (paravirtual)");
 	}
-	JSON_FOR_EACH(it, v) {
-		char *t = json_type(it) == JSON_STRING ? xstrdup(json_str(it)) :
-			json_print(it, 0);
-		buf_addf(out, "%s%s", n++ ? ", " : "", t);
-		free(t);
+	if (s->gpu_family != CAPS_NONE) {
+		char *f = caps_family_name(s->gpu_family);
+		SEP();
+		buf_adds(out, f);
+		free(f);
+	}
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		if (flags[i].v < 0)
+			continue;
+		SEP();
+		buf_addf(out, "%s %s", flags[i].label,
+			 flags[i].v ? "yes" : "no");
+	}
+	if (s->ncc) {
+		SEP();
+		buf_adds(out, "compute capability ");
+		add_one_or_list(out, s->compute_capability, s->ncc);
+	}
+	if (s->ngfx) {
+		SEP();
+		add_one_or_list(out, s->gfx, s->ngfx);
+	}
+	if (s->nvram) {
+		size_t n;
+
+		SEP();
+		buf_adds(out, "VRAM MiB ");
+		for (n = 1; n < s->nvram && s->vram_mib[n] == s->vram_mib[0];
+		     n++)
+			;
+		n = n == s->nvram ? 1 : s->nvram;
+		for (i = 0; i < n; i++) {
+			buf_adds(out, i ? ", " : "");
+			add_num(out, s->vram_mib[i]);
+		}
 	}
 }
 
 void
-caps_describe(const char *caps_json, struct buf *out)
+caps_describe(const struct caps *c, struct buf *out)
 {
-	static const struct { const char *key, *label; } flags[] = {
-		{ "simdgroup_reduction", "simdgroup reduction" },
-		{ "simdgroup_matrix_mul", "simdgroup matrix mul." },
-		{ "bfloat", "bfloat" },
-		{ "unified_memory", "unified memory" },
-	};
-	struct json *c = caps_json ? parse_start(caps_json, strlen(caps_json)) :
-		NULL;
-	const struct json *v, *shim;
-	size_t start = out->len, i;
+	size_t start = out->len;
 
-#define SEP() buf_adds(out, out->len > start ? "; " : "")
-	if (json_type(c) != JSON_OBJECT)
-		goto done;
-	if ((v = json_get(c, "backend"))) {
-		SEP();
-		add_text_list(out, v);
-	}
-	if ((v = json_get(c, "devices")) && json_size(v)) {
-		SEP();
-		add_text_list(out, v);
-		if (json_bool(json_get(c, "paravirtual")) == 1)
-			buf_adds(out, " (paravirtual)");
-	}
-	if ((v = json_get(c, "gpu_family"))) {
-		SEP();
-		buf_adds(out, json_str(v));
-	}
-	for (i = 0; i < ARRAY_SIZE(flags); i++) {
-		int b = json_bool(json_get(c, flags[i].key));
-		if (b < 0)
-			continue;
-		SEP();
-		buf_addf(out, "%s %s", flags[i].label, b ? "yes" : "no");
-	}
-	if ((v = json_get(c, "compute_capability"))) {
-		SEP();
-		buf_adds(out, "compute capability ");
-		add_text_list(out, v);
-	}
-	if ((v = json_get(c, "gfx"))) {
-		SEP();
-		add_text_list(out, v);
-	}
-	if ((v = json_get(c, "vram_mib"))) {
-		SEP();
-		buf_adds(out, "VRAM MiB ");
-		add_text_list(out, v);
-	}
-	if ((shim = json_get(c, "shim"))) {
+	describe_devices(c, out, start);
+	if (c->shim.present) {
+		const struct caps_kv *a = caps_kv_get(c->shim.params,
+						      c->shim.nparams,
+						      "appleFamilyMax");
 		SEP();
 		buf_addf(out, "shim enabled for %s",
-			 json_get_str(shim, "process") ?
-			 json_get_str(shim, "process") : "?");
-		if (json_get(shim, "appleFamilyMax"))
+			 c->shim.process ? c->shim.process : "?");
+		if (a)
 			buf_addf(out, " (appleFamilyMax=%.0f)",
-				 json_num(json_get(shim, "appleFamilyMax")));
-	} else if (json_get(c, "shim_marker")) {
+				 a->kind == CAPS_KV_NUM ? a->num : NAN);
+	} else if (c->sum.shim_marker != CAPS_UNKNOWN) {
 		SEP();
 		buf_adds(out, "no shim marker");
 	}
-	if ((v = json_get(c, "shim_messages")) && json_size(v)) {
+	if (c->nshim_messages) {
 		SEP();
 		buf_adds(out, "shim said: ");
-		add_text_list(out, v);
+		add_list(out, c->shim_messages, c->nshim_messages);
 	}
-	if ((v = json_get(c, "dyld_insert_failure"))) {
+	if (c->dyld.present) {
 		SEP();
-		buf_addf(out, "dyld refused '%s'", json_get_str(v, "path") ?
-			 json_get_str(v, "path") : "?");
+		buf_addf(out, "dyld refused '%s'", c->dyld.path ?
+			 c->dyld.path : "?");
 	}
-	if ((v = json_get(c, "suspect_profile"))) {
+	if (c->sum.suspect_profile) {
 		SEP();
-		buf_addf(out, "SUSPECT PROFILE: %s", json_str(v));
+		buf_addf(out, "SUSPECT PROFILE: %s", c->sum.suspect_profile);
 	}
-#undef SEP
-done:
-	json_free(c);
 }
+#undef SEP

@@ -2,6 +2,7 @@
 #include "evidence/derive.h"
 #include "evidence/state.h"
 #include "evidence/caps.h"
+#include "evidence/hints.h"
 #include "evidence/llamabench.h"
 #include "evidence/mlxlm.h"
 #include "evidence/runrec.h"
@@ -88,8 +89,9 @@ derive_verification(struct run_data *rd)
 	const char *err = r->stderr_text.p ? r->stderr_text.p : "";
 	size_t n = 0, k;
 	int ok = 1, probe = 0, ret = -1, suspect;
-	char *caps;
+	struct caps caps;
 
+	caps_init(&caps);
 	if (markers_of(r, &doc, &markers, &n) < 0)
 		goto cleanup;
 	if (r->probe_expect_json && strcmp(r->probe_expect_json, "null")) {
@@ -101,21 +103,19 @@ derive_verification(struct run_data *rd)
 		}
 		probe = 1;
 	}
-	caps = caps_parse(err, r->stderr_text.n);
-	if (r->probe_text.p) {
-		char *c = caps_with_probe(caps, r->probe_text.p, r->probe_text.n);
-		free(caps);
-		caps = c;
-	}
+	/* the facts, once; the record keeps their JSON for the store */
+	caps_read(err, r->stderr_text.n, &caps);
+	if (r->probe_text.p)
+		caps_add_probe(&caps, r->probe_text.p, r->probe_text.n);
 	free(r->capabilities_json);
-	r->capabilities_json = caps;
+	r->capabilities_json = caps_to_json(&caps);
 	free(r->verification);
 	free(r->verification_detail);
 	r->verification_detail = NULL;
 	/* Capabilities beyond any Apple GPU are never a verified shim
 	 * result, whatever the markers say; a run that expects nothing
 	 * keeps "not-required" but says so. */
-	suspect = caps_suspect(caps, &why);
+	suspect = caps_suspect(&caps, &why);
 	if (suspect)
 		buf_addf(&detail, "suspect profile: %s", why.buf);
 	if (!n && !probe) {
@@ -139,6 +139,10 @@ derive_verification(struct run_data *rd)
 			for (k = 0; k < n; k++)
 				buf_addf(&found, "%s'%s'", k ? ", " : " ",
 					 markers[k]);
+		} else if (caps_missing_markers(err, r->stderr_text.n, markers,
+						n, NULL)) {
+			hint_unverified(&found, r->env_json, &caps, markers, n,
+					err, r->stderr_text.n);
 		}
 		buf_add(&detail, found.buf, found.len);
 		buf_release(&found);
@@ -160,6 +164,7 @@ derive_verification(struct run_data *rd)
 	r->verification_detail = buf_detach(&detail, NULL);
 	ret = 0;
 cleanup:
+	caps_release(&caps);
 	free(markers);
 	json_free(doc);
 	buf_release(&detail);

@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/lbsql.h"
+#include "evidence/lbfields.h"
 #include "evidence/llamabench.h"
 #include "base/json.h"
 #include "base/util.h"
@@ -16,42 +17,28 @@
 
 const char lb_sql_table[] = "llama_bench";
 
-const char *const lb_sql_columns[][2] = {
-	{ "build_commit", "TEXT" }, { "build_number", "INTEGER" },
-	{ "cpu_info", "TEXT" }, { "gpu_info", "TEXT" },
-	{ "backends", "TEXT" }, { "model_filename", "TEXT" },
-	{ "model_type", "TEXT" }, { "model_size", "INTEGER" },
-	{ "model_n_params", "INTEGER" }, { "n_batch", "INTEGER" },
-	{ "n_ubatch", "INTEGER" }, { "n_threads", "INTEGER" },
-	{ "cpu_mask", "TEXT" }, { "cpu_strict", "INTEGER" },
-	{ "poll", "INTEGER" }, { "type_k", "TEXT" }, { "type_v", "TEXT" },
-	{ "n_gpu_layers", "INTEGER" }, { "n_cpu_moe", "INTEGER" },
-	{ "split_mode", "TEXT" }, { "main_gpu", "INTEGER" },
-	{ "no_kv_offload", "INTEGER" }, { "flash_attn", "INTEGER" },
-	{ "devices", "TEXT" }, { "tensor_split", "TEXT" },
-	{ "tensor_buft_overrides", "TEXT" }, { "load_mode", "TEXT" },
-	{ "lazy_mode", "TEXT" }, { "embeddings", "INTEGER" },
-	{ "no_op_offload", "INTEGER" }, { "no_host", "INTEGER" },
-	{ "repack", "INTEGER" }, { "fit_target", "INTEGER" },
-	{ "fit_min_ctx", "INTEGER" }, { "n_prompt", "INTEGER" },
-	{ "n_gen", "INTEGER" }, { "n_depth", "INTEGER" },
-	{ "test_time", "TEXT" }, { "avg_ns", "INTEGER" },
-	{ "stddev_ns", "INTEGER" }, { "avg_ts", "REAL" },
-	{ "stddev_ts", "REAL" },
-};
-const size_t lb_sql_ncolumns = ARRAY_SIZE(lb_sql_columns);
+/* The SQL type llama-bench declares for a field of this kind. */
+static const char *
+sql_type(const struct lb_field *f)
+{
+	return f->kind == LB_REAL ? "REAL" :
+	       f->kind == LB_INT || f->kind == LB_FLAG ? "INTEGER" : "TEXT";
+}
 
 void
 lb_sql_create(struct buf *out)
 {
+	const char *sep = "";
 	size_t i;
 
-	buf_addf(out, "CREATE TABLE IF NOT EXISTS %s (\n", lb_sql_table);
-	for (i = 0; i < lb_sql_ncolumns; i++)
-		buf_addf(out, "  %s %s%s\n", lb_sql_columns[i][0],
-			 lb_sql_columns[i][1],
-			 i + 1 < lb_sql_ncolumns ? "," : "");
-	buf_adds(out, ");\n\n");
+	buf_addf(out, "CREATE TABLE IF NOT EXISTS %s (", lb_sql_table);
+	for (i = 0; i < lb_nfields; i++)
+		if (lb_fields[i].flags & LB_SQL) {
+			buf_addf(out, "%s\n  %s %s", sep, lb_fields[i].name,
+				 sql_type(&lb_fields[i]));
+			sep = ",";
+		}
+	buf_adds(out, "\n);\n\n");
 }
 
 static void
@@ -246,16 +233,23 @@ lb_sql_insert(struct buf *out, const struct lb_row *row,
 	struct json *raw = json_parse_prefix(row->raw_json ? row->raw_json :
 					     "", row->raw_json ?
 					     strlen(row->raw_json) : 0, &end);
+	const char *sep = "";
 
 	buf_addf(out, "INSERT INTO %s (", lb_sql_table);
-	for (i = 0; i < lb_sql_ncolumns; i++)
-		buf_addf(out, "%s%s", i ? ", " : "", lb_sql_columns[i][0]);
+	for (i = 0; i < lb_nfields; i++)
+		if (lb_fields[i].flags & LB_SQL) {
+			buf_addf(out, "%s%s", sep, lb_fields[i].name);
+			sep = ", ";
+		}
 	buf_adds(out, ") VALUES (");
-	for (i = 0; i < lb_sql_ncolumns; i++) {
-		const char *col = lb_sql_columns[i][0];
+	sep = "";
+	for (i = 0; i < lb_nfields; i++) {
+		const char *col = lb_fields[i].name;
 
-		if (i)
-			buf_adds(out, ", ");
+		if (!(lb_fields[i].flags & LB_SQL))
+			continue;
+		buf_adds(out, sep);
+		sep = ", ";
 		if (!strcmp(col, "build_commit"))
 			quoted(out, build_commit);
 		else if (measure(out, row, raw, col) || known(out, row, col))

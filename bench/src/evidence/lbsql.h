@@ -14,10 +14,9 @@
 struct buf;
 struct lb_row;
 
-/* The table's name and columns (with their types) in llama-bench's order. */
+/* The table's name; its columns are the LB_SQL fields of lbfields.h,
+ * in their order. */
 extern const char lb_sql_table[];
-extern const char *const lb_sql_columns[][2];
-extern const size_t lb_sql_ncolumns;
 
 /* "CREATE TABLE IF NOT EXISTS llama_bench (\n  …\n);\n\n" */
 void lb_sql_create(struct buf *out);

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "evidence/llamabench.h"
-#include "evidence/lbformats.h"
+#include "evidence/lbread.h"
+#include "evidence/lbfields.h"
 #include "base/json.h"
 #include "base/util.h"
 
@@ -424,267 +425,6 @@ lb_rows_push(struct lb_output *out, struct lb_row *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int
-add_row(struct lb_output *out, const struct json *o, const char *name)
-{
-	struct lb_row r;
-	char *where = xstrfmt("'%s' row %zu", name, out->n + 1);
-	int rc = lb_row_from_json(o, &r, where, LB_ROW_SAMPLES);
-
-	free(where);
-	if (rc < 0) {
-		lb_row_release(&r);
-		return -1;
-	}
-	lb_rows_push(out, &r);
-	return 0;
-}
-
-static int
-only_space(const char *p, size_t len, size_t *first)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\n' &&
-		    p[i] != '\r')
-			break;
-	if (first)
-		*first = i;
-	return i == len;
-}
-
-/* Refuses the text at data[at] (what cannot be there), naming the byte. */
-static int
-bad_byte(const char *data, size_t len, size_t at, const char *name,
-	 const char *what_fails)
-{
-	unsigned char c = at < len ? (unsigned char)data[at] : 0;
-
-	if (c >= 0x20 && c < 0x7f)
-		return error("'%s': %s: unexpected '%c' at byte %zu", name,
-			     what_fails, c, at);
-	return error("'%s': %s: unexpected byte 0x%02x at byte %zu", name,
-		     what_fails, c, at);
-}
-
-/*
- * Whether text (len bytes, failing to parse) is a cut-off value: every
- * byte fits JSON and the value is not whole. A whole value that still
- * does not parse (a lone surrogate escape, nesting beyond the parser's
- * limit) is refused like garbage.
- */
-static int
-is_cut(const char *text, size_t len)
-{
-	int whole;
-
-	return json_prefix_len(text, len, &whole) == len && !whole;
-}
-
-/*
- * Keeps the complete rows of an array that was cut off (llama-bench died
- * mid-way: stdout holds "[\n" and the rows it finished). Only a text that
- * is really such an array is taken: every byte fits JSON so far, the
- * header line "[" is whole, and after the last complete row comes only
- * the start of another row. data[start] is the '['; err is where the
- * parser stopped.
- */
-static int
-parse_cut_array(const char *data, size_t len, size_t start, size_t err,
-		const char *name, struct lb_output *out)
-{
-	size_t pos, skip, end;
-	struct json *o;
-	int whole, ret;
-
-	pos = start + json_prefix_len(data + start, len - start, &whole);
-	if (pos < len)
-		return bad_byte(data, len, pos, name,
-				"not llama-bench JSON output");
-	if (whole)
-		return error("'%s': not valid JSON at byte %zu", name, err);
-	pos = start + 1;
-	while (pos < len && (data[pos] == ' ' || data[pos] == '\t' ||
-			     data[pos] == '\r'))
-		pos++;
-	if (pos == len || data[pos] != '\n')
-		return error("'%s': an unclosed array without llama-bench's "
-			     "header line \"[\": no newline at byte %zu",
-			     name, pos);
-	for (;;) {
-		only_space(data + pos, len - pos, &skip);
-		pos += skip;
-		if (pos < len && data[pos] == ',' && out->n) {
-			pos++;
-			only_space(data + pos, len - pos, &skip);
-			pos += skip;
-		}
-		if (pos == len)
-			break;
-		if (data[pos] != '{')
-			return error("'%s' row %zu: not a JSON object (byte "
-				     "%zu)", name, out->n + 1, pos);
-		o = json_parse_prefix(data + pos, len - pos, &end);
-		if (!o) {
-			/* the row being printed when it stopped */
-			if (is_cut(data + pos, len - pos))
-				break;
-			return error("'%s' row %zu: not valid JSON at byte %zu",
-				     name, out->n + 1, pos + end);
-		}
-		ret = add_row(out, o, name);
-		json_free(o);
-		if (ret < 0)
-			return -1;
-		pos += end;
-	}
-	out->incomplete = 1;
-	return 0;
-}
-
-/*
- * llama-bench -o json: "[\n", the rows as they finish, "\n]\n". A closed
- * array must be the whole text; an unclosed one is a run that died.
- */
-static int
-parse_json(const char *data, size_t len, size_t start, const char *name,
-	   struct lb_output *out)
-{
-	const struct json *item;
-	struct json *root;
-	size_t end, skip;
-	int ret = 0;
-
-	out->format = "json";
-	root = json_parse_prefix(data + start, len - start, &end);
-	if (!root)
-		return parse_cut_array(data, len, start, start + end, name,
-				       out);
-	end += start;
-	if (!only_space(data + end, len - end, &skip)) {
-		json_free(root);
-		return bad_byte(data, len, end + skip, name,
-				"text after the JSON array");
-	}
-	JSON_FOR_EACH(item, root)
-		if ((ret = add_row(out, item, name)) < 0)
-			break;
-	json_free(root);
-	return ret;
-}
-
-/*
- * llama-bench -o jsonl: one object per line, each written when its test
- * finishes. Only the last line may be cut off (then `incomplete`), and
- * only when what is there is the start of an object.
- */
-static int
-parse_jsonl(const char *data, size_t len, size_t start, const char *name,
-	    struct lb_output *out)
-{
-	size_t pos = start, lineno = 0;
-
-	out->format = "jsonl";
-	for (size_t k = 0; k < start; k++)
-		lineno += data[k] == '\n';
-	while (pos < len) {
-		const char *nl = memchr(data + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - data) : len;
-		size_t a = pos, b = end, stop, skip;
-		struct json *o;
-		int ret;
-
-		lineno++;
-		while (a < b && (data[a] == ' ' || data[a] == '\t' ||
-				 data[a] == '\r'))
-			a++;
-		while (b > a && (data[b - 1] == ' ' || data[b - 1] == '\r'))
-			b--;
-		pos = end + 1;
-		if (a == b)
-			continue;
-		o = json_parse_prefix(data + a, b - a, &stop);
-		if (!o) {
-			size_t bad = json_prefix_len(data + a, b - a, NULL);
-
-			/* A cut last line is a truncation, not garbage. */
-			if (is_cut(data + a, b - a) && data[a] == '{') {
-				if (!nl) {
-					out->incomplete = 1;
-					return 0;
-				}
-				return error("'%s' row %zu: the JSON object "
-					     "ends early at byte %zu", name,
-					     out->n + 1, b);
-			}
-			return error("'%s' row %zu: not valid JSON at byte %zu",
-				     name, out->n + 1,
-				     a + (bad < b - a ? bad : stop));
-		}
-		if (!only_space(data + a + stop, b - a - stop, &skip)) {
-			json_free(o);
-			return error("'%s' row %zu: text after the JSON object "
-				     "at byte %zu", name, out->n + 1,
-				     a + stop + skip);
-		}
-		ret = add_row(out, o, name);
-		json_free(o);
-		if (ret < 0)
-			return -1;
-		out->rows[out->n - 1].line = lineno;
-	}
-	return 0;
-}
-
-/* Fields some llama-bench version prints (2023 to 2026). */
-static const char *const known_fields[] = {
-	"build_commit", "build_number", "cpu_info", "gpu_info", "backends",
-	"cuda", "opencl", "vulkan", "kompute", "metal", "sycl", "rpc",
-	"gpu_blas", "blas", "model_filename", "model_type", "model_size",
-	"model_n_params", "n_batch", "n_ubatch", "n_threads", "cpu_mask",
-	"cpu_strict", "poll", "type_k", "type_v", "n_gpu_layers",
-	"n_cpu_moe", "split_mode", "main_gpu", "no_kv_offload", "flash_attn",
-	"devices", "tensor_split", "tensor_buft_overrides", "use_mmap",
-	"use_direct_io", "load_mode", "lazy_mode", "embeddings",
-	"no_op_offload", "no_host", "repack", "fit_target", "fit_min_ctx",
-	"defrag_thold", "f16_kv", "mul_mat_q", "n_prompt", "n_gen",
-	"n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts",
-	"samples_ns", "samples_ts",
-	/* the columns of md tables, by their display names */
-	"model", "size", "params", "backend", "ngl", "threads", "fa", "sm",
-	"mg", "nkvo", "mmap", "embd", "ts", "ot", "mmq", "dev", "nopo", "lm",
-	"lzm", "noh", "dio", "test", "t/s",
-};
-
-int
-lb_known_field(const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(known_fields); i++)
-		if (!strcmp(known_fields[i], key))
-			return 1;
-	return 0;
-}
-
-/* Fields that name or measure the test, not the configuration. */
-static int
-test_field(const char *key)
-{
-	static const char *const keys[] = {
-		"n_prompt", "n_gen", "n_depth", "test", "t/s", "test_time",
-		"avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns",
-		"samples_ts",
-	};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(keys); i++)
-		if (!strcmp(keys[i], key))
-			return 1;
-	return 0;
-}
-
 char *
 lb_config_key(const struct lb_row *row)
 {
@@ -696,7 +436,7 @@ lb_config_key(const struct lb_row *row)
 	char *text;
 
 	JSON_FOR_EACH(it, o)
-		if (json_key(it) && !test_field(json_key(it)))
+		if (json_key(it) && !lb_field_of_test(json_key(it)))
 			json_set(key, json_key(it), json_dup(it));
 	text = json_print(key, 0);
 	json_free(key);
@@ -841,7 +581,7 @@ find_unknown(struct lb_output *out)
 		JSON_FOR_EACH(it, o) {
 			const char *key = json_key(it);
 
-			if (!key || lb_known_field(key))
+			if (!key || lb_field_known(key))
 				continue;
 			for (k = 0; k < n && strcmp(out->unknown_fields[k], key);
 			     k++)
@@ -878,42 +618,84 @@ finish(struct lb_output *out, int block)
  * other text formats.
  */
 static int
-json_array_start(const char *p, size_t len)
+is_json_array(const char *p, size_t len)
 {
-	size_t i = 0;
+	size_t i = 1;
 
+	if (p[0] != '[')
+		return 0;
 	while (i < len && ((p[i] >= 'A' && p[i] <= 'Z') ||
 			   (p[i] >= 'a' && p[i] <= 'z') ||
 			   (p[i] >= '0' && p[i] <= '9') || p[i] == '_' ||
 			   p[i] == '-'))
 		i++;
-	return !(i > 0 && i < len && p[i] == ']' &&
-		 ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')));
+	return !(i > 1 && i < len && p[i] == ']' &&
+		 ((p[1] >= 'A' && p[1] <= 'Z') || (p[1] >= 'a' && p[1] <= 'z')));
 }
+
+static int
+is_json_object(const char *p, size_t len)
+{
+	(void)len;
+	return p[0] == '{';
+}
+
+static int
+is_any_text(const char *p, size_t len)
+{
+	(void)p;
+	(void)len;
+	return 1;
+}
+
+static int
+read_text(const char *data, size_t len, size_t start, const char *name,
+	  struct lb_output *out)
+{
+	(void)start;   /* the scanner reads every line, blank ones too */
+	return lb_parse_text(data, len, name, out);
+}
+
+/*
+ * How a whole text is read, by its first byte that is not white space,
+ * first match wins: what llama-bench itself writes with -o json and -o
+ * jsonl strictly, as one document (strict: its rows are one block);
+ * anything else (md, csv, sql, and any output among log lines, as 2>&1
+ * captures have it) by the line scanner of lbscan.c.
+ */
+static const struct {
+	int (*claims)(const char *p, size_t len);
+	int (*read)(const char *data, size_t len, size_t start,
+		    const char *name, struct lb_output *out);
+	int strict;
+} readers[] = {
+	{ is_json_array, lb_read_json_array, 1 },
+	{ is_json_object, lb_read_jsonl, 1 },
+	{ is_any_text, read_text, 0 },
+};
 
 int
 lb_parse(const char *data, size_t len, const char *name,
 	 struct lb_output *out)
 {
-	size_t i = 0;
-	int rc, strict = 1;
+	size_t i = 0, k;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	only_space(data, len, &i);
+	while (i < len && (data[i] == ' ' || data[i] == '\t' ||
+			   data[i] == '\n' || data[i] == '\r'))
+		i++;
 	if (i == len) {
 		out->format = "empty";
 		out->incomplete = 1;
 		out->generation = xstrdup("");
 		return 0;
 	}
-	if (data[i] == '[' && json_array_start(data + i + 1, len - i - 1))
-		rc = parse_json(data, len, i, name, out);
-	else if (data[i] == '{')
-		rc = parse_jsonl(data, len, i, name, out);
-	else
-		rc = lb_parse_text(data, len, name, out), strict = 0;
+	for (k = 0; !readers[k].claims(data + i, len - i); k++)
+		;
+	rc = readers[k].read(data, len, i, name, out);
 	if (rc == 0)
-		finish(out, strict);
+		finish(out, readers[k].strict);
 	return rc;
 }
 

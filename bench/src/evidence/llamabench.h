@@ -10,10 +10,15 @@
  *
  * Output that starts with '[' or '{' (what llama-bench itself writes with
  * -o json / -o jsonl) is read strictly as JSON. Any other text is scanned
- * line by line (lbformats.c): tables, CSV, SQL and JSON rows are taken,
+ * line by line (lbscan.c): tables, CSV, SQL and JSON rows are taken,
  * log lines, prompts and other text are set aside and listed (ignored[]),
  * and anything that claims to be output but is not well formed is
  * refused, naming the file and the line.
+ *
+ * The readers, one concern each: llamabench.c (lb_parse's table of
+ * whole-text readers, rows, configurations), lbjson.c (json, jsonl),
+ * lbscan.c (the line scanner and its table of text formats: lbmd.c,
+ * lbjson.c, lbcsv.c, lbsqlin.c), lbfields.c (the one table of fields).
  */
 
 #include <stddef.h>

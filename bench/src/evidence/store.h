@@ -7,7 +7,10 @@
  * busy timeout, a versioned schema migrated on open. Values are always
  * bound, never formatted into SQL. The runs and sessions tables are
  * walked from their field tables (runrec.h): a field added there is a
- * column here.
+ * column here. SQL storage only: what a selection is lives in
+ * selection.h, the llama-bench fields in lbfields.h, the choice of a
+ * baseline in analysis/baseline.h. The implementation is split by
+ * concern (store-internal.h lists the files).
  *
  * Functions return 0 on success and -1 after error(). Strings returned in
  * structs are owned by the struct; release with the matching *_free().
@@ -21,6 +24,17 @@
 struct store;
 struct lb_row;
 struct session_data;
+struct selection;           /* evidence/selection.h */
+
+/*
+ * Return codes beyond RC_OK and RC_ERROR (base/util.h): RC_USAGE when a
+ * selection names a key the store does not know (store_query_results()),
+ * and STORE_DUPLICATE when a session holds evidence already stored
+ * (store_session_save()).
+ */
+enum {
+	STORE_DUPLICATE = -2,       /* after error(): refused, counted twice */
+};
 
 /*
  * Opens (creating and migrating) the store at path for writing. "" and
@@ -40,9 +54,19 @@ int store_open_readonly(struct store **out, const char *path);
 /*
  * PRAGMA quick_check, then every stored raw file against its recorded
  * SHA-256: 0 when the store is intact, -1 after error() naming what is
- * damaged. Commands that read the store run it before they answer.
+ * damaged.
  */
 int store_check(struct store *s);
+/*
+ * store_check() unless the store's files are exactly as the verified
+ * mark beside them ("PATH-verified") says they were when they last
+ * passed it: the same device, inode, size, mtime and ctime of the
+ * database and its -wal (store-check.c says who writes the mark and
+ * what it trusts). A check that passes writes the mark where it can.
+ * Commands that read the store run it before they answer. Same return
+ * as store_check().
+ */
+int store_verify(struct store *s);
 void store_close(struct store *s);
 int store_schema_version(struct store *s);
 
@@ -72,8 +96,6 @@ int store_session_get(struct store *s, int64_t id, struct session_rec *out);
 int store_session_find_hash(struct store *s, const char *hash, int64_t *id);
 int store_session_finish(struct store *s, int64_t id, const char *status);
 int store_session_set_hash(struct store *s, int64_t id, const char *hash);
-int store_session_set_warnings(struct store *s, int64_t id,
-			       const char *warnings_json);
 
 /*
  * Stores a target's fingerprint (a JSON object of key=value facts) with
@@ -105,81 +127,23 @@ int store_result_add(struct store *s, int64_t run_id, int idx,
 int store_runs_get(struct store *s, int64_t sid, struct run_rec **out,
 		   size_t *n);
 void store_runs_free(struct run_rec *r, size_t n);
-/* The environments of a session, and the models its runs used. */
+/* The environments of a session. */
 int store_envs_get(struct store *s, int64_t sid, struct env_rec **out,
 		   size_t *n);
-int store_models_get(struct store *s, int64_t sid, struct model_rec **out,
-		     size_t *n);
-/*
- * A run holding results whose raw stdout has this SHA-256, in any
- * session: 1 found (*session, *run set), 0 none, -1 error.
- */
-int store_run_find_stdout(struct store *s, const char *sha256,
-			  int64_t *session, int64_t *run);
 
 /*
  * Stores a whole session (an import) in one transaction: the session,
  * its environments, models, runs, results and samples; nothing when any
  * step fails. When the store already holds the same content (content
  * hash), stores nothing and sets *already and *id. A run whose stdout is
- * already stored (same SHA-256, with results) refuses the session: -2
- * after error() naming the file and where it is stored. Inside a
+ * already stored (same SHA-256, with results) refuses the session:
+ * STORE_DUPLICATE after error() naming the file and where it is stored. Inside a
  * caller's transaction (store_begin), it joins that one.
  */
 int store_session_save(struct store *s, const struct session_data *d,
 		       int64_t *id, int *already);
 /* Everything of a stored session, for an export; session_data_release(). */
 int store_session_load(struct store *s, int64_t sid, struct session_data *d);
-
-/*
- * Selections: "key=value[,key=value…]". Keys:
- *   columns      session, label, kind, variant, target, model, role,
- *                runtime, test, status (the run's), session_status,
- *                tampered, verification, os_build, os_version, identity,
- *                base_identity, build, sha256 (the model's)
- *   configuration fields of the stored llama-bench rows (store_configs():
- *                flash_attn, n_threads, n_batch, backends or backend, …)
- *   fingerprint keys seen in the store (environments' JSON)
- *   include      what counts although it is left out by default:
- *                tampered, partial (a run whose status is not ok),
- *                failed, interrupted and unfinished (running or
- *                importing) sessions, or all; several joined by '+'
- * An empty selection selects everything. A key that is none of these is
- * a usage error (store_query_results() returns -2 and names the keys it
- * knows).
- *
- * What counts by default: the results of runs with status ok, of
- * sessions with status ok that were not imported as tampered. The rest
- * is left out unless include= (or a key naming it: status=incomplete,
- * session_status=failed, tampered=1) asks for it; store_query_left_out()
- * says what was left out.
- */
-enum {
-	SEL_TAMPERED = 1,       /* sessions imported with --allow-tampered */
-	SEL_PARTIAL = 2,        /* runs whose status is not ok */
-	SEL_FAILED = 4,         /* sessions with status failed */
-	SEL_INTERRUPTED = 8,    /* sessions with status interrupted */
-	SEL_UNFINISHED = 16,    /* sessions running or importing */
-	SEL_ALL = 31,
-};
-struct selection {
-	size_t n;
-	char **keys;
-	char **values;
-	unsigned include;           /* SEL_* counted beyond the default */
-};
-int selection_parse(const char *text, struct selection *out);
-/*
- * 1 when a session value is "latest" (the newest session) or "latest~K"
- * (K sessions before it), with *back set to K; 0 otherwise.
- */
-int selection_latest(const char *value, long *back);
-void selection_free(struct selection *sel);
-/* The selection as text ("key=value,...,include=..."; "" for none;
- * caller frees). */
-char *selection_text(const struct selection *sel);
-/* The words of include= for the SEL_* bits of mask ("tampered+partial"). */
-char *selection_include_words(unsigned mask);
 
 /*
  * A configuration: the fields of a stored row that change the
@@ -227,7 +191,8 @@ struct store_result {
  * statements in all, whatever the number of rows). The rows' strings are
  * the store's (one copy of each distinct value): valid until
  * store_close(), never freed by the caller; ts is the row's.
- * 0; -1 after error(); -2 after error() when a selection key is unknown.
+ * 0; -1 after error(); RC_USAGE after error() when a selection key is
+ * unknown (the message names the keys the store knows).
  */
 int store_query_results(struct store *s, const struct selection *sel,
 			struct store_result **out, size_t *n);
@@ -249,9 +214,6 @@ void store_left_out_free(struct store_left_out *l, size_t n);
 
 /* Counts, for tests and doctor: table name -> rows; -1 on error. */
 long store_count(struct store *s, const char *table);
-
-/* Runs one read-only query and prints each row as tab-separated text. */
-int store_dump_query(struct store *s, const char *sql);
 
 /* One line per session for `shimbench sessions`. */
 struct store_session {
@@ -296,35 +258,30 @@ struct noise_rec {
 int store_noise_add(struct store *s, const struct noise_rec *r);
 /*
  * The latest calibration for identity and test, preferring the same
- * model: 1 found (outputs set, *session may be NULL), 0 none, -1 error.
+ * model: 1 found (outputs set; session and processes may be NULL), 0
+ * none, -1 error.
  */
 int store_noise_get(struct store *s, const char *identity, const char *model,
 		    const char *test, double *between, double *within,
-		    int64_t *session);
-/* The base identity and OS build of an environment (caller frees both);
- * 1 found, 0 none, -1 error. */
-int store_environment_base(struct store *s, int64_t env_id, char **base,
-			   char **os_build);
+		    int64_t *session, int *processes);
 /*
- * For `gate --baseline auto`: the most recently measured session other
- * than exclude with an environment of base identity base whose OS build
- * is not os_build, that counts: status ok and not tampered. Sessions
- * measured after before_measured (the candidate's date; "" none) come
- * only when no earlier one qualifies. *out (store_baseline_release()):
- * the session (0: none), its OS build and date, and the newer sessions
- * passed over with the reason ("session 9 (tampered), session 8 (status
- * failed)"). 0, or -1 after error().
+ * For `gate --baseline auto` (analysis/baseline.h chooses): every session
+ * other than exclude with an environment of base identity base whose OS
+ * build is not os_build, newest measurement first (the date of its
+ * newest run, else when it was stored; ties by id, newest first), with
+ * its status, tampered flag, OS build and that date.
+ * store_base_sessions_free() it; 0, or -1 after error().
  */
-struct store_baseline {
-	int64_t session;
-	char *os_build, *measured;
-	char *skipped;              /* "" when none */
-	long nskipped;
+struct store_base_session {
+	int64_t id;
+	char *status;               /* "" when none */
+	int tampered;
+	char *os_build, *measured;  /* "" when unknown */
 };
-int store_baseline_auto(struct store *s, const char *base,
-			const char *os_build, int64_t exclude,
-			const char *before_measured, struct store_baseline *out);
-void store_baseline_release(struct store_baseline *b);
+int store_sessions_of_base(struct store *s, const char *base,
+			   const char *os_build, int64_t exclude,
+			   struct store_base_session **out, size_t *n);
+void store_base_sessions_free(struct store_base_session *v, size_t n);
 
 /*
  * Stored noise floors, for `calibrate --list` and `--forget`: every

@@ -1,4 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
+#ifdef __linux__
+#define _GNU_SOURCE        /* sched_getaffinity, CPU_COUNT */
+#include <sched.h>
+#endif
 #ifdef __APPLE__
 #define _DARWIN_C_SOURCE   /* st_mtimespec */
 #endif
@@ -127,8 +131,19 @@ job_fail(struct hash_job *j, const char *what, int errnum)
 {
 	char msg[128] = "";
 
-	if (errnum && strerror_r(errnum, msg, sizeof(msg)))
-		snprintf(msg, sizeof(msg), "error %d", errnum);
+	if (errnum) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+		/* _GNU_SOURCE (for the affinity mask) gives glibc's
+		 * strerror_r, which returns the text, in tmp or not */
+		char tmp[128];
+
+		snprintf(msg, sizeof(msg), "%s",
+			 strerror_r(errnum, tmp, sizeof(tmp)));
+#else
+		if (strerror_r(errnum, msg, sizeof(msg)))
+			snprintf(msg, sizeof(msg), "error %d", errnum);
+#endif
+	}
 	j->err = errnum ? xstrfmt("%s '%s': %s", what, j->path, msg) :
 		xstrfmt("'%s' %s", j->path, what);
 }
@@ -137,9 +152,20 @@ job_fail(struct hash_job *j, const char *what, int errnum)
  * Read-ahead in a second thread: while one block is hashed the next ones
  * are copied from the page cache, so a lone file hashes at nearly the
  * in-memory rate. Used only when a CPU would otherwise stay idle.
+ *
+ * The two threads share a ring of FEED_N blocks. Each side sleeps only
+ * when it must (the hasher on an empty ring, the feeder on a full one)
+ * and is woken only when it sleeps: the feeder once FEED_REFILL blocks
+ * are free again, the hasher as soon as one block is ready. Waking a
+ * thread for every block cost a futex call per 256 KiB on each side
+ * (about four per block, measured with strace) and left the hasher
+ * waiting on the feeder (bench/BENCHMARKS.md, "Hashing").
  */
-#define FEED_N 4
+#define FEED_N 8
+#define FEED_BLOCK (1u << 20)
+#define FEED_REFILL (FEED_N / 2)
 #define FEED_MIN (8u << 20)   /* smaller files: not worth a thread */
+#define FEED_NO_THREAD (-2)   /* hash_fed(): nothing was read */
 
 struct feeder {
 	int fd;
@@ -147,33 +173,40 @@ struct feeder {
 	pthread_cond_t cv;
 	unsigned char *buf[FEED_N];
 	ssize_t len[FEED_N];
-	int err[FEED_N], full[FEED_N];
+	int err[FEED_N];
+	uint64_t filled, consumed; /* blocks; filled - consumed are ready */
+	int feeder_waits, hasher_waits;
 };
 
 static void *
 feeder_main(void *arg)
 {
 	struct feeder *f = arg;
-	unsigned i;
+	uint64_t i;
 
 	for (i = 0;; i++) {
 		int k = (int)(i % FEED_N), e = 0;
 		ssize_t n;
 
 		pthread_mutex_lock(&f->m);
-		while (f->full[k])
-			pthread_cond_wait(&f->cv, &f->m);
+		if (f->filled - f->consumed == FEED_N) {
+			f->feeder_waits = 1;
+			while (f->filled - f->consumed > FEED_N - FEED_REFILL)
+				pthread_cond_wait(&f->cv, &f->m);
+			f->feeder_waits = 0;
+		}
 		pthread_mutex_unlock(&f->m);
 		do {
-			n = read(f->fd, f->buf[k], HASH_BLOCK);
+			n = read(f->fd, f->buf[k], FEED_BLOCK);
 		} while (n < 0 && errno == EINTR);
 		if (n < 0)
 			e = errno;
 		pthread_mutex_lock(&f->m);
 		f->len[k] = n;
 		f->err[k] = e;
-		f->full[k] = 1;
-		pthread_cond_broadcast(&f->cv);
+		f->filled++;
+		if (f->hasher_waits)
+			pthread_cond_signal(&f->cv);
 		pthread_mutex_unlock(&f->m);
 		if (n <= 0)
 			return NULL;
@@ -182,8 +215,8 @@ feeder_main(void *arg)
 
 /*
  * Hashes the rest of fd into c with a feeder thread. Returns the last
- * read()'s result (0 at end of file, -1 with errno set); -2 when the
- * thread could not be started (nothing was read).
+ * read()'s result (0 at end of file, -1 with errno set); FEED_NO_THREAD
+ * when the thread could not be started (nothing was read).
  */
 static ssize_t
 hash_fed(int fd, struct sha256_ctx *c, struct hash_job *j,
@@ -192,7 +225,7 @@ hash_fed(int fd, struct sha256_ctx *c, struct hash_job *j,
 	struct feeder f;
 	pthread_t tid;
 	ssize_t n;
-	unsigned i;
+	uint64_t i;
 	int k, e = 0;
 
 	memset(&f, 0, sizeof(f));
@@ -200,16 +233,20 @@ hash_fed(int fd, struct sha256_ctx *c, struct hash_job *j,
 	pthread_mutex_init(&f.m, NULL);
 	pthread_cond_init(&f.cv, NULL);
 	for (k = 0; k < FEED_N; k++)
-		f.buf[k] = xmalloc(HASH_BLOCK);
+		f.buf[k] = xmalloc(FEED_BLOCK);
 	if (pthread_create(&tid, NULL, feeder_main, &f) != 0) {
-		n = -2;
+		n = FEED_NO_THREAD;
 		goto cleanup;
 	}
 	for (i = 0;; i++) {
 		k = (int)(i % FEED_N);
 		pthread_mutex_lock(&f.m);
-		while (!f.full[k])
-			pthread_cond_wait(&f.cv, &f.m);
+		if (f.filled == i) {
+			f.hasher_waits = 1;
+			while (f.filled == i)
+				pthread_cond_wait(&f.cv, &f.m);
+			f.hasher_waits = 0;
+		}
 		n = f.len[k];
 		e = f.err[k];
 		pthread_mutex_unlock(&f.m);
@@ -220,8 +257,10 @@ hash_fed(int fd, struct sha256_ctx *c, struct hash_job *j,
 		if (done)
 			atomic_fetch_add(done, (uint64_t)n);
 		pthread_mutex_lock(&f.m);
-		f.full[k] = 0;
-		pthread_cond_broadcast(&f.cv);
+		f.consumed++;
+		if (f.feeder_waits &&
+		    f.filled - f.consumed <= FEED_N - FEED_REFILL)
+			pthread_cond_signal(&f.cv);
 		pthread_mutex_unlock(&f.m);
 	}
 	pthread_join(tid, NULL);
@@ -230,7 +269,7 @@ cleanup:
 		free(f.buf[k]);
 	pthread_mutex_destroy(&f.m);
 	pthread_cond_destroy(&f.cv);
-	if (n < 0 && n != -2)
+	if (n < 0 && n != FEED_NO_THREAD)
 		errno = e;
 	return n;
 }
@@ -272,10 +311,10 @@ hash_one(struct hash_job *j, _Atomic uint64_t *done, int feed)
 	fcntl(fd, F_RDAHEAD, 1);
 #endif
 	c = sha256_new();
-	n = -2;
+	n = FEED_NO_THREAD;
 	if (feed && a.st_size >= (off_t)FEED_MIN)
 		n = hash_fed(fd, c, j, done);
-	if (n == -2) {
+	if (n == FEED_NO_THREAD) {
 		block = xmalloc(HASH_BLOCK);
 		for (;;) {
 			n = read(fd, block, HASH_BLOCK);
@@ -320,11 +359,23 @@ cleanup:
 	j->seconds = mono_now() - t0;
 }
 
+/*
+ * The CPUs this process may run on: on Linux those of its affinity mask
+ * (taskset, a container's cpuset), else the online ones. A read-ahead
+ * thread on a CPU the process does not have would only take turns with
+ * the hasher.
+ */
 static int
 online_cpus(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	long n;
+#ifdef __linux__
+	cpu_set_t set;
 
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+#endif
+	n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (int)n : 1;
 }
 

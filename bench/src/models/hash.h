@@ -31,12 +31,15 @@ int hash_file_sha256(const char *path, char hex[SHA256_HEX_LEN + 1]);
 int hash_is_sha256_hex(const char *s);
 
 /*
- * Fast file hashing (the cached variant is evidence/hashcache.h). Files are read sequentially in 256 KiB blocks (a
- * size that stays in the CPU cache between the copy and the hash) after
- * read-ahead advice; several files are hashed in parallel, one thread per
- * file, up to the number of online CPUs. When CPUs are left over (fewer
- * files than CPUs), each large file also gets a read-ahead thread that
- * copies the next blocks while the current one is hashed.
+ * Fast file hashing (the cached variant is evidence/hashcache.h). Files
+ * are read sequentially in 256 KiB blocks (a size that stays in the CPU
+ * cache between the copy and the hash) after read-ahead advice; several
+ * files are hashed in parallel, one thread per file, up to the number of
+ * CPUs the process may use (on Linux its affinity mask: taskset, a
+ * container's cpuset). When CPUs are left over (fewer files than CPUs),
+ * each file of 8 MiB or more also gets a read-ahead thread that copies
+ * the next 1 MiB blocks (a ring of eight) while the current one is
+ * hashed.
  *
  * struct hash_job describes one file: path is the caller's; everything
  * else is filled in. err, when set, is an allocated message (free it with
@@ -62,7 +65,7 @@ struct hash_job {
 #define HASH_PROGRESS_MIN (256ull << 20)
 
 /*
- * Hashes n files, at most threads at a time (0 = online CPUs). progress:
+ * Hashes n files, at most threads at a time (0 = the CPUs above). progress:
  * draw a bar with throughput on stderr when the total is over
  * HASH_PROGRESS_MIN and stderr is a TTY. Returns 0 when every job is ok,
  * -1 when any failed (each failure is reported with error() and left in

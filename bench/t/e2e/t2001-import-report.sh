@@ -60,6 +60,11 @@ check "report file equals stdout csv" cmp -s "$WORK/r.csv" "$WORK/report.csv"
 
 (cd "$TOP" && expect_code 0 "reproduce passes" "$SHIMBENCH" --db "$DB" reproduce)
 grep_in "$WORK/out" "figures: 26 pass, 0 fail, 0 missing" "all 26 published figures pass, MLX-LM included"
+(cd "$TOP" && expect_code 0 "reproduce --format json" "$SHIMBENCH" --db "$DB" reproduce --format json)
+# a signed delta ("+0.0025" in the table) must still be a JSON number
+check "reproduce json parses, deltas are numbers" python3 -c "
+import json; d = json.load(open('$WORK/out'))
+assert len(d) >= 26 and all(isinstance(r['Delta'], (int, float)) for r in d if r['Delta'] is not None)"
 (cd "$TOP" && expect_code 0 "reproduce --exact passes" "$SHIMBENCH" --db "$DB" reproduce --exact)
 (cd "$TOP" && expect_code 0 "reproduce --require-all passes" "$SHIMBENCH" --db "$DB" reproduce --require-all)
 (cd "$TOP" && expect_code 1 "reproduce --require-all fails when MLX-LM runs are not selected" \

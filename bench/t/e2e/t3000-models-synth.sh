@@ -64,6 +64,32 @@ grep_in "$WORK/out" "llama.vocab_size" "vocab size key"
 expect_code 0 "info --json --tensors" "$SHIMBENCH" models info --json "$WORK/a/synth-tiny-gemma3.gguf"
 grep_in "$WORK/out" '"architecture": "gemma3"' "json architecture"
 grep_in "$WORK/out" '"gemma3.attention.sliding_window"' "json keys"
+check "info --json parses, facts as numbers" python3 -c "
+import json; d = json.load(open('$WORK/out'))
+assert d['tensor_count'] == 28 and d['tensor_types'] == {'F32': 13, 'F16': 15}
+m = d['metadata']
+assert m['gemma3.attention.layer_norm_rms_epsilon'] == {'type': 'f32', 'value': 1e-06}
+assert m['general.name']['length'] == len(m['general.name']['value'])"
+# Metadata no JSON can hold as it is: a NaN and an infinity (null), bytes
+# that are not UTF-8 in a key and a value (U+FFFD), a control character
+# and quotes (escaped), the largest u64 (exact).
+python3 - "$WORK/odd.gguf" <<'PY'
+import struct, sys
+def s(b): return struct.pack('<Q', len(b)) + b
+kv = [s(b'general.architecture') + struct.pack('<I', 8) + s(b'llama'),
+      s(b'x.nan') + struct.pack('<I', 6) + struct.pack('<f', float('nan')),
+      s(b'x.inf') + struct.pack('<I', 12) + struct.pack('<d', float('inf')),
+      s(b'x.bad\xff"key') + struct.pack('<I', 8) + s(b'bad \xff utf8 \x01 "q" \\ end'),
+      s(b'x.big') + struct.pack('<I', 10) + struct.pack('<Q', 2**64 - 1)]
+d = b'GGUF' + struct.pack('<IQQ', 3, 0, len(kv)) + b''.join(kv)
+open(sys.argv[1], 'wb').write(d + b'\0' * (-len(d) % 32))
+PY
+expect_code 0 "info --json of odd metadata" "$SHIMBENCH" models info --json "$WORK/odd.gguf"
+check "is valid JSON: null for NaN and infinity, U+FFFD, exact u64" python3 -c "
+import json; m = json.loads(open('$WORK/out', 'rb').read().decode('utf-8'))['metadata']
+assert m['x.nan']['value'] is None and m['x.inf']['value'] is None
+assert m['x.bad\ufffd\"key']['value'] == 'bad \ufffd utf8 \x01 \"q\" \\\\ end'
+assert m['x.big']['value'] == 2**64 - 1"
 expect_code 0 "info --tensors" "$SHIMBENCH" models info --tensors "$WORK/a/synth-tiny-gemma3.gguf"
 grep_in "$WORK/out" "blk.1.post_ffw_norm.weight" "gemma3 tensors listed"
 

@@ -110,9 +110,15 @@ grep_in "$WORK/err" "4 workloads only in A" "the depth tests have no partner"
 # (one noisy process of the tiny model per side: inconclusive, exit 4)
 expect_code 4 "gate session 2 against session 1 (a verdict per configuration)" \
 	SB gate --baseline session=1 --candidate session=2 --json "$WORK/g.json"
-check "gate JSON: 12 workload checks" python3 -c "
+# the 4 depth tests of session 1 are missing from session 2: no pass for
+# them (issue 19 §5), an inconclusive check each that says so
+check "gate JSON: 12 workload checks, and 4 for what the candidate lacks" python3 -c "
 import json; d = json.load(open('$WORK/g.json'))
-assert len([c for c in d['checks'] if c['suite'] == 'workload']) == 12"
+w = [c for c in d['checks'] if c['suite'] == 'workload']
+missing = [c for c in w if 'but not in the candidate' in c['message']]
+assert len(w) == 16, len(w)
+assert len(missing) == 4, [c['message'] for c in w]
+assert all(c['verdict'] == 'inconclusive' for c in missing)"
 expect_code 0 "history" SB history --format csv
 check "history: a series per configuration and fingerprint" python3 -c "
 import csv; rows = list(csv.DictReader(open('$WORK/out')))

@@ -133,6 +133,48 @@ test_json_writer(void)
 	buf_release(&b);
 }
 
+/* Numbers as text (tables' cells) and unsigned 64-bit integers. */
+static void
+test_json_writer_numbers(void)
+{
+	static const struct {
+		const char *text;
+		int ok;
+	} cases[] = {
+		{ "0", 1 }, { "-0.50", 1 }, { "12.3400", 1 }, { "1e5", 1 },
+		{ "-2.5E-3", 1 }, { "123456789012345678901234567890", 1 },
+		{ "+0.0025", 0 }, { ".5", 0 }, { "5.", 0 }, { "01", 0 },
+		{ "0x10", 0 }, { "inf", 0 }, { "nan", 0 }, { "1e", 0 },
+		{ " 1", 0 }, { "1 ", 0 }, { "", 0 }, { "-", 0 }, { "1e+", 0 },
+	};
+	struct buf b = BUF_INIT;
+	struct jw w;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		int rc;
+
+		buf_reset(&b);
+		jw_init(&w, &b, 0);
+		rc = jw_num_text(&w, cases[i].text);
+		if ((rc == 0) != cases[i].ok)
+			printf("  '%s': %d\n", cases[i].text, rc);
+		CHECK((rc == 0) == cases[i].ok);
+		/* as written, or nothing at all */
+		CHECK_STR(b.buf, cases[i].ok ? cases[i].text : "");
+	}
+	CHECK(jw_num_text(&w, NULL) < 0);
+	buf_reset(&b);
+	jw_init(&w, &b, 0);
+	jw_array(&w);
+	jw_uint(&w, 18446744073709551615ull);
+	jw_uint(&w, 0);
+	CHECK(jw_num_text(&w, "7.50") == 0);
+	jw_end(&w);
+	CHECK_STR(b.buf, "[18446744073709551615,0,7.50]");
+	buf_release(&b);
+}
+
 static void
 test_json_utf8(void)
 {
@@ -611,6 +653,7 @@ static const struct test_case tests[] = {
 	{ "json: accessors", test_json_access },
 	{ "json: int64 range checks", test_json_int64_range },
 	{ "json: writer escaping and numbers", test_json_writer },
+	{ "json: writer, numbers as text and u64", test_json_writer_numbers },
 	{ "json: invalid UTF-8 becomes U+FFFD", test_json_utf8 },
 	{ "json: numbers round-trip", test_json_numbers_round_trip },
 	{ "json: edits", test_json_edit },

@@ -75,8 +75,37 @@ test_file_matches_buffer(void)
 	error_silent++;
 	CHECK(hash_file_sha256(path_of("missing"), b) < 0);
 	CHECK(strstr(error_last(), "missing") != NULL);
+	/* and why, in words: "cannot open '…/missing': No such file…" */
+	CHECK(strstr(error_last(), "No such file or directory") != NULL);
 	CHECK(hash_file_sha256(dir, b) < 0);
 	error_silent--;
+	free(data);
+}
+
+/*
+ * The read-ahead ring at its edges: a file of exactly the size that gets
+ * a feeder thread, one byte more (a last short block), and sizes that
+ * fill the ring exactly once, twice and not quite twice. Each must hash
+ * as the buffer does.
+ */
+static void
+test_feeder_edges(void)
+{
+	const size_t mib = 1u << 20;
+	const size_t sizes[] = { 8 * mib, 8 * mib + 1, 16 * mib - 1,
+				 16 * mib, 24 * mib + 4096 };
+	size_t len = 24 * mib + 4096, i, k;
+	char *data = xmalloc(len), a[65], b[65];
+	const char *p = path_of("edge");
+
+	for (i = 0; i < len; i++)
+		data[i] = (char)(i * 40503u >> 7);
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		CHECK(write_file_atomic(p, data, sizes[k]) == 0);
+		hash_buf_sha256(data, sizes[k], a);
+		CHECK(hash_file_sha256(p, b) == 0);
+		CHECK_STR(a, b);
+	}
 	free(data);
 }
 
@@ -186,6 +215,7 @@ test_zz_cleanup(void)
 static const struct test_case tests[] = {
 	{ "sha-256 vectors", test_vectors },
 	{ "file hash equals buffer hash", test_file_matches_buffer },
+	{ "read-ahead ring at its edges", test_feeder_edges },
 	{ "parallel hashing, one failure", test_parallel },
 	{ "cache: hit, rehash, invalidation, racy guard", test_cache },
 	{ "cleanup", test_zz_cleanup },

@@ -6,7 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"

@@ -1,8 +1,10 @@
 /* The SQLite store, selections, statistics and table rendering. */
 #include "test.h"
 #include "evidence/llamabench.h"
-#include "analysis/render.h"
+#include "analysis/table.h"
+#include "base/json.h"
 #include "analysis/stats.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -186,6 +188,33 @@ test_render(void)
 	CHECK(strstr(b.buf, "\"value\": null") != NULL);
 	CHECK(strstr(b.buf, "a,b \\\"q\\\"") != NULL);
 	buf_reset(&b);
+	{
+		/* numeric cells that are not JSON numbers as written: a sign
+		 * ("+0.0025"), no digit before the point, no value ("–"),
+		 * and a name that is not UTF-8 */
+		static const char *const r3[] = { "bad \xff", "+0.0025" };
+		static const char *const r4[] = { "x", ".5" };
+		static const char *const r5[] = { "y", "–" };
+		struct table u;
+		struct json *v;
+
+		table_init(&u, 2, cols);
+		table_add_row(&u, r3);
+		table_add_row(&u, r4);
+		table_add_row(&u, r5);
+		table_add_row(&u, r1);
+		table_render_json(&u, &b);
+		v = json_parse(b.buf, b.len, "table");
+		CHECK(v != NULL && json_size(v) == 4);
+		CHECK(json_num(json_get(json_at(v, 0), "value")) == 0.0025);
+		CHECK_STR(json_get_str(json_at(v, 0), "name"), "bad \xef\xbf\xbd");
+		CHECK(json_num(json_get(json_at(v, 1), "value")) == 0.5);
+		CHECK_STR(json_get_str(json_at(v, 2), "value"), "–");
+		CHECK(strstr(b.buf, "\"value\": 1.5\n") != NULL);  /* as written */
+		json_free(v);
+		table_release(&u);
+		buf_reset(&b);
+	}
 	table_render_md(&t, &b);
 	CHECK(strstr(b.buf, "pipe\\|x") != NULL);
 	CHECK(strstr(b.buf, "---: |") != NULL);

@@ -7,6 +7,7 @@
 #include "analysis/report.h"
 #include "analysis/workload.h"
 #include "evidence/llamabench.h"
+#include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/rng.h"
 #include "base/util.h"
@@ -307,12 +308,66 @@ test_changepoints(void)
 	}
 }
 
+
+/*
+ * Issue 19 §9: a gradual drift was reported as 1-3 steps. A -20 % ramp
+ * over 10 sessions between flat stretches of 6 is named one drift that
+ * spans the ramp; an abrupt step of the same size stays a step.
+ */
+static void
+test_drift(void)
+{
+	static double x[22 * 30];
+	size_t plen[22 * 3], ncp, t, i, p, j, drifts = 0, steps_named = 0;
+	struct cp_session ss[22];
+	struct cp_change *cp;
+	struct rng g;
+
+	rng_seed(&g, 41);
+	for (t = 0; t < 20; t++) {
+		size_t off = 0;
+		int ramp = t % 2 == 0;
+
+		for (i = 0; i < 21; i++) {
+			double l = i < 6 ? 0 : ramp ? fmin(1, (double)(i - 5) / 10) :
+				   i >= 11;
+			size_t start = off;
+
+			for (p = 0; p < 3; p++) {
+				double pe = 0.05 * rng_normal(&g);
+
+				plen[i * 3 + p] = 10;
+				for (j = 0; j < 10; j++)
+					x[off++] = 100 * exp(log(0.8) * l + pe +
+							     0.02 * rng_normal(&g));
+			}
+			ss[i] = (struct cp_session){ x + start, off - start,
+						     plen + i * 3, 3 };
+		}
+		cp_sessions(ss, 21, 0.05, &cp, &ncp);
+		for (i = 0; i < ncp; i++) {
+			if (ramp && cp[i].drift && cp[i].index >= 4 &&
+			    cp[i].index <= 9 && cp[i].end >= 12 && cp[i].end <= 17 &&
+			    cp[i].after < cp[i].before)
+				drifts++;
+			if (!ramp && cp[i].drift)
+				steps_named++;
+		}
+		free(cp);
+	}
+	printf("  -20 %% ramps named a drift: %zu of 10; steps named a drift: "
+	       "%zu of 10\n", drifts, steps_named);
+	CHECK(drifts >= 6);
+	CHECK(steps_named <= 1);
+}
+
 static const struct test_case tests[] = {
 	{ "configurations: interned, canonical, selectable", test_configs },
 	{ "what counts by default, and include=", test_what_counts },
 	{ "test names in numeric order", test_natcmp },
 	{ "outlier warnings and their thresholds", test_outliers },
 	{ "change points of sessions of processes", test_changepoints },
+	{ "a gradual drift is one drift", test_drift },
 };
 
 TEST_MAIN(tests)

@@ -1,0 +1,130 @@
+#define _POSIX_C_SOURCE 200809L
+#include "analysis/baseline.h"
+#include "evidence/state.h"
+#include "evidence/store.h"
+#include "base/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The first session of v[0..n) that counts, measured no later than
+ * before unless any (before "" : no limit); the ones passed over before
+ * it go to *skipped. NULL when none.
+ */
+static const struct store_base_session *
+first_counted(const struct store_base_session *v, size_t n,
+	      const char *before, int any, struct buf *skipped, long *nskipped)
+{
+	size_t i;
+
+	buf_reset(skipped);
+	*nskipped = 0;
+	for (i = 0; i < n; i++) {
+		const struct store_base_session *b = &v[i];
+
+		if (!any && *before && strcmp(b->measured, before) > 0)
+			continue;
+		if (selection_counts(0, b->status, b->tampered,
+				     run_state_name(RUN_STATE_OK)))
+			return b;
+		if ((*nskipped)++ < 5)
+			buf_addf(skipped, "%ssession %lld (%s)",
+				 skipped->len ? ", " : "", (long long)b->id,
+				 b->tampered ? "imported as tampered" :
+				 *b->status ? b->status : "no status");
+	}
+	return NULL;
+}
+
+/* The candidate's selection for session id, without its OS keys. */
+static void
+baseline_selection(const struct selection *cand, int64_t id,
+		   struct selection *out)
+{
+	char num[32];
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(num, sizeof(num), "%lld", (long long)id);
+	selection_add(out, "session", num);
+	for (i = 0; i < cand->n; i++) {
+		enum sel_key k = cand->t[i].key;
+
+		if (k == SEL_KEY_SESSION || k == SEL_KEY_OS_BUILD ||
+		    k == SEL_KEY_OS_VERSION || k == SEL_KEY_IDENTITY)
+			continue;
+		selection_add(out, cand->t[i].name, cand->t[i].value);
+	}
+}
+
+int
+baseline_auto(struct store *s, const struct selection *cand,
+	      const struct store_result *rb, size_t nb,
+	      struct baseline_pick *out)
+{
+	struct store_base_session *v = NULL;
+	const struct store_base_session *pick = NULL;
+	struct buf skipped = BUF_INIT;
+	const char *measured = "";
+	size_t n = 0, i, e;
+	int pass;
+
+	memset(out, 0, sizeof(*out));
+	for (e = 0; e < nb && !(rb[e].environment_id && *rb[e].base_identity);
+	     e++)
+		;
+	if (e == nb)
+		return error("--baseline auto: the candidate has no "
+			     "fingerprint to pair on"), RC_NOTHING;
+	for (i = 0; i < nb; i++)
+		if (strcmp(rb[i].measured_at, measured) > 0)
+			measured = rb[i].measured_at;
+	if (store_sessions_of_base(s, rb[e].base_identity, rb[e].os_build,
+				   rb[e].session_id, &v, &n) < 0)
+		return -1;
+	/* pass 0: measured no later than the candidate; pass 1: any */
+	for (pass = 0; pass < 2 && !pick; pass++)
+		pick = first_counted(v, n, measured, pass, &skipped,
+				     &out->nskipped);
+	if (out->nskipped > 5)
+		buf_addf(&skipped, " and %ld more", out->nskipped - 5);
+	out->skipped = buf_detach(&skipped, NULL);
+	out->cand_os_build = xstrdup(rb[e].os_build);
+	out->base = xstrdup(rb[e].base_identity);
+	if (!pick) {
+		store_base_sessions_free(v, n);
+		error("--baseline auto: no other session has the candidate's "
+		      "fingerprint with another OS build and counts (status ok, "
+		      "not tampered)%s%s",
+		      *out->skipped ? "; passed over: " : "", out->skipped);
+		return RC_NOTHING;
+	}
+	out->session = pick->id;
+	out->os_build = xstrdup(pick->os_build);
+	out->measured = xstrdup(pick->measured);
+	store_base_sessions_free(v, n);
+	baseline_selection(cand, out->session, &out->sel);
+	out->reason = xstrfmt(
+		"the most recently measured session (%s, OS build %s) with the "
+		"candidate's base fingerprint %.12s and another OS build than "
+		"%s that counts (status ok, not tampered)%s%s",
+		*out->measured ? out->measured : "date unknown", out->os_build,
+		out->base, out->cand_os_build,
+		*out->skipped ? "; passed over: " : "", out->skipped);
+	return 0;
+}
+
+void
+baseline_pick_release(struct baseline_pick *p)
+{
+	free(p->os_build);
+	free(p->measured);
+	free(p->cand_os_build);
+	free(p->base);
+	free(p->skipped);
+	free(p->reason);
+	selection_free(&p->sel);
+	memset(p, 0, sizeof(*p));
+}

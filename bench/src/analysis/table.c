@@ -1,0 +1,297 @@
+#define _POSIX_C_SOURCE 200809L
+#include "analysis/table.h"
+#include "base/json.h"
+#include "base/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+table_init(struct table *t, size_t ncols, const char *const *names)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	t->ncols = ncols;
+	t->head = xcalloc(ncols, sizeof(char *));
+	t->numeric = xcalloc(ncols, sizeof(int));
+	for (i = 0; i < ncols; i++) {
+		size_t len = strlen(names[i]);
+		if (len && names[i][len - 1] == '#') {
+			t->numeric[i] = 1;
+			len--;
+		}
+		t->head[i] = xstrndup(names[i], len);
+	}
+}
+
+void
+table_add_row(struct table *t, const char *const *cells)
+{
+	size_t i;
+
+	t->cells = xrealloc(t->cells, (t->nrows + 1) * sizeof(char **));
+	t->cells[t->nrows] = xcalloc(t->ncols, sizeof(char *));
+	for (i = 0; i < t->ncols; i++)
+		t->cells[t->nrows][i] = xstrdup(cells[i] ? cells[i] : "");
+	t->nrows++;
+}
+
+void
+table_release(struct table *t)
+{
+	size_t r, c;
+
+	for (r = 0; r < t->nrows; r++) {
+		for (c = 0; c < t->ncols; c++)
+			free(t->cells[r][c]);
+		free(t->cells[r]);
+	}
+	for (c = 0; c < t->ncols; c++)
+		free(t->head[c]);
+	free(t->cells);
+	free(t->head);
+	free(t->numeric);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Display width: UTF-8 continuation bytes do not count. */
+static size_t
+width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			w++;
+	return w;
+}
+
+static void
+md_cell(struct buf *out, const char *s, size_t w, int right)
+{
+	size_t pad = w - width(s), i;
+	const char *p;
+
+	buf_addch(out, ' ');
+	if (right)
+		for (i = 0; i < pad; i++)
+			buf_addch(out, ' ');
+	for (p = s; *p; p++) {
+		if (*p == '|')
+			buf_adds(out, "\\|");
+		else if (*p == '\n')
+			buf_addch(out, ' ');
+		else
+			buf_addch(out, *p);
+	}
+	if (!right)
+		for (i = 0; i < pad; i++)
+			buf_addch(out, ' ');
+	buf_adds(out, " |");
+}
+
+void
+table_render_md(const struct table *t, struct buf *out)
+{
+	size_t *w = xcalloc(t->ncols, sizeof(size_t)), r, c, i;
+
+	for (c = 0; c < t->ncols; c++) {
+		w[c] = width(t->head[c]);
+		if (w[c] < 3)
+			w[c] = 3;
+		for (r = 0; r < t->nrows; r++) {
+			/* '|' is escaped as "\|": one more column each. */
+			size_t cw = width(t->cells[r][c]);
+			const char *p;
+			for (p = t->cells[r][c]; *p; p++)
+				cw += *p == '|';
+			if (cw > w[c])
+				w[c] = cw;
+		}
+	}
+	buf_addch(out, '|');
+	for (c = 0; c < t->ncols; c++)
+		md_cell(out, t->head[c], w[c], t->numeric[c]);
+	buf_adds(out, "\n|");
+	for (c = 0; c < t->ncols; c++) {
+		buf_addch(out, ' ');
+		for (i = 0; i + 1 < w[c]; i++)
+			buf_addch(out, '-');
+		buf_adds(out, t->numeric[c] ? ":" : "-");
+		buf_adds(out, " |");
+	}
+	buf_addch(out, '\n');
+	for (r = 0; r < t->nrows; r++) {
+		buf_addch(out, '|');
+		for (c = 0; c < t->ncols; c++) {
+			/* Width counts the escapes; pad the raw text less. */
+			const char *p;
+			size_t extra = 0;
+			for (p = t->cells[r][c]; *p; p++)
+				extra += *p == '|';
+			md_cell(out, t->cells[r][c], w[c] - extra,
+				t->numeric[c]);
+		}
+		buf_addch(out, '\n');
+	}
+	free(w);
+}
+
+/*
+ * A cell a spreadsheet would run as a formula: = + - @ or a tab or
+ * carriage return first, and not a plain number (a negative delta is).
+ */
+static int
+csv_formula(const char *s)
+{
+	double v;
+
+	return s[0] && strchr("=+-@\t\r", s[0]) && parse_double(s, &v) < 0;
+}
+
+static void
+csv_cell(struct buf *out, const char *s)
+{
+	int formula = csv_formula(s);
+
+	if (!formula && !strpbrk(s, ",\"\r\n")) {
+		buf_adds(out, s);
+		return;
+	}
+	buf_addch(out, '"');
+	if (formula)
+		buf_addch(out, '\'');   /* shown as text, never run */
+	for (; *s; s++) {
+		if (*s == '"')
+			buf_addch(out, '"');
+		buf_addch(out, *s);
+	}
+	buf_addch(out, '"');
+}
+
+void
+table_render_csv(const struct table *t, struct buf *out)
+{
+	size_t r, c;
+
+	for (c = 0; c < t->ncols; c++) {
+		if (c)
+			buf_addch(out, ',');
+		csv_cell(out, t->head[c]);
+	}
+	buf_addch(out, '\n');
+	for (r = 0; r < t->nrows; r++) {
+		for (c = 0; c < t->ncols; c++) {
+			if (c)
+				buf_addch(out, ',');
+			csv_cell(out, t->cells[r][c]);
+		}
+		buf_addch(out, '\n');
+	}
+}
+
+/*
+ * An array of objects keyed by column name, through the JSON writer. A
+ * numeric cell is a number: its text when that is a JSON number, else
+ * the value it parses to; an empty one is null; one that is no number
+ * stays a string (a "–" for a ratio that has no value).
+ */
+void
+table_render_json(const struct table *t, struct buf *out)
+{
+	struct jw w;
+	size_t r, c;
+	double v;
+
+	jw_init(&w, out, 1);
+	jw_array(&w);
+	for (r = 0; r < t->nrows; r++) {
+		jw_object(&w);
+		for (c = 0; c < t->ncols; c++) {
+			const char *cell = t->cells[r][c];
+
+			jw_key(&w, t->head[c]);
+			if (t->numeric[c] && !*cell)
+				jw_null(&w);
+			else if (t->numeric[c] && jw_num_text(&w, cell) == 0)
+				;
+			else if (t->numeric[c] && parse_double(cell, &v) == 0)
+				jw_num(&w, v);
+			else
+				jw_str(&w, cell);
+		}
+		jw_end(&w);
+	}
+	jw_end(&w);
+	buf_addch(out, '\n');
+}
+
+void
+html_escape(struct buf *out, const char *s)
+{
+	size_t left = strlen(s), n;
+
+	for (; *s; s += n, left -= n) {
+		unsigned char c = (unsigned char)*s;
+
+		n = 1;
+		switch (*s) {
+		case '&': buf_adds(out, "&amp;"); continue;
+		case '<': buf_adds(out, "&lt;"); continue;
+		case '>': buf_adds(out, "&gt;"); continue;
+		case '"': buf_adds(out, "&quot;"); continue;
+		case '\'': buf_adds(out, "&#39;"); continue;
+		default: break;
+		}
+		/* Not UTF-8, or a control character HTML forbids: U+FFFD. */
+		if (c >= 0x80)
+			n = json_utf8_len(s, left);
+		if (!n || (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+			buf_adds(out, "&#xfffd;");
+			n = 1;
+		} else {
+			buf_add(out, s, n);
+		}
+	}
+}
+
+void
+table_render_html(const struct table *t, struct buf *out)
+{
+	size_t r, c;
+
+	buf_adds(out, "<table>\n<thead><tr>");
+	for (c = 0; c < t->ncols; c++) {
+		buf_adds(out, "<th>");
+		html_escape(out, t->head[c]);
+		buf_adds(out, "</th>");
+	}
+	buf_adds(out, "</tr></thead>\n<tbody>\n");
+	for (r = 0; r < t->nrows; r++) {
+		buf_adds(out, "<tr>");
+		for (c = 0; c < t->ncols; c++) {
+			buf_adds(out, t->numeric[c] ? "<td class=\"num\">" :
+				 "<td>");
+			html_escape(out, t->cells[r][c]);
+			buf_adds(out, "</td>");
+		}
+		buf_adds(out, "</tr>\n");
+	}
+	buf_adds(out, "</tbody>\n</table>\n");
+}
+
+int
+table_render(const struct table *t, const char *format, struct buf *out)
+{
+	if (!strcmp(format, "md") || !strcmp(format, "markdown"))
+		table_render_md(t, out);
+	else if (!strcmp(format, "csv"))
+		table_render_csv(t, out);
+	else if (!strcmp(format, "json"))
+		table_render_json(t, out);
+	else
+		return error("unknown format '%s' (md, csv or json)", format);
+	return 0;
+}
