@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "run/plan.h"
-#include "run/transport.h"
+#include "run/transport-ops.h"
+#include "run/transports.h"
 #include "models/hash.h"
 #include "models/manifest.h"
 #include "base/files.h"

@@ -4,7 +4,7 @@
 /*
  * Transports: how a command reaches a target. One struct transport per
  * kind, each in its own file (after git's transport vtable), listed in
- * one table in transport.c; plan_load() resolves a target's "transport"
+ * one table in transports.c; plan_load() resolves a target's "transport"
  * name to its row once, and every caller goes through the row:
  *
  *   local  transport-local.c  argv through execv, the environment
@@ -30,80 +30,16 @@
  * DYLD_* variables.
  *
  * A new transport (a UTM VM, a Podman machine, a krunkit guest) is one
- * file defining its struct transport and one row in transport.c's table
- * (docs/plans.md shows one).
+ * file defining its struct transport (run/transport-ops.h) and one row in
+ * transports.c's table (docs/plans.md shows one).
  */
 
 #include <stddef.h>
 
+#include "run/transport-ops.h"
+
 struct plan_target;
 struct buf;
-
-struct transport_cmd {
-	char **argv;       /* NULL-terminated, owned */
-	char **env_set;    /* "K=V" for the local process, NULL-terminated */
-	char **env_unset;  /* names, NULL-terminated, owned */
-	int merged;        /* stdout holds both streams: transport_split() */
-};
-
-struct transport {
-	const char *name;           /* the plan's "transport" value */
-	int remote;                 /* commands run on another machine */
-	const char *program;        /* the program run here; NULL: none */
-	const char *program_fix;    /* doctor: how to install program */
-	const char *unreachable_fix;/* doctor: what to check when no command
-				       runs there */
-	const char *default_user;   /* the login scp uses when the plan names
-				       none; NULL: ssh's own default */
-
-	/*
-	 * Checks a plan's target: the keys this transport needs and the
-	 * names it passes on (transport_check_name()). path names the target
-	 * in messages ("targets.guest"). 0, or -1 after error().
-	 */
-	int (*check)(const struct plan_target *t, const char *path);
-
-	/*
-	 * How to run a command: the command here that runs argv with
-	 * env_set/env_unset on t, and how its streams come back
-	 * (out->merged). 0, or -1 after error().
-	 */
-	int (*wrap)(const struct plan_target *t, const char *const *argv,
-		    const char *const *env_set, const char *const *env_unset,
-		    struct transport_cmd *out);
-
-	/*
-	 * The network address of t, for scp (*addr malloc'd). NULL for a
-	 * transport without one (local). 0, or -1 after error().
-	 */
-	int (*address)(const struct plan_target *t, char **addr);
-
-	/*
-	 * Doctor's connectivity check of the VM, NULL for a transport
-	 * without one: 1 when it runs, 0 when it does not (*fix says how to
-	 * start it), -1 when the tool could not tell; *detail (and *fix, or
-	 * NULL) are malloc'd one-liners.
-	 */
-	int (*vm_state)(const struct plan_target *t, char **detail, char **fix);
-
-	/*
-	 * Ends the far side of a command whose process here (the ssh, lume
-	 * or tart client) was stopped. NULL in every row for now: stopping
-	 * the local process group is all that happens; issue 21 (children
-	 * die with the parent, remote sessions end their remote process)
-	 * fills this in, one hook per transport.
-	 */
-	int (*stop_remote)(const struct plan_target *t,
-			   const struct transport_cmd *c);
-};
-
-extern const struct transport transport_local, transport_ssh, transport_lume,
-	transport_tart;
-
-/* The row named name, or NULL. */
-const struct transport *transport_find(const char *name);
-/* "local, ssh, lume or tart": the names of the table, for messages. */
-void transport_names(struct buf *out);
 
 /*
  * Builds the command that runs argv with env_set/env_unset on target t

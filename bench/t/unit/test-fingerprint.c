@@ -46,7 +46,7 @@ parse_text(const char *text, char **json, char **warnings)
 	for (i = 0; i < nw; i++) {
 		if (i)
 			buf_addch(&b, ',');
-		buf_add_json_str(&b, w[i]);
+		json_quote(&b, w[i]);
 	}
 	buf_addch(&b, ']');
 	*warnings = buf_detach(&b, NULL);

@@ -6,6 +6,7 @@
 #include "test.h"
 #include "run/plan.h"
 #include "run/transport.h"
+#include "run/transports.h"
 #include "base/util.h"
 
 #include <stdlib.h>
