@@ -5,13 +5,21 @@
 # the GPU it records (and so the identity) is what the probe says. Both
 # halves need the real tools: vulkaninfo on PATH (Mesa's lavapipe will
 # do) and, for the GPU half, a llama-bench with the Vulkan backend in
-# $LLAMA_BENCH_VULKAN (bench/scripts/llama-bench.sh --vulkan provisions
-# one; lavapipe also needs GGML_VK_VISIBLE_DEVICES=0). Without them each
-# half says SKIP.
+# $LLAMA_BENCH_VULKAN (default: make lavapipe's .llama/vulkan, with
+# GGML_VK_VISIBLE_DEVICES=0 for lavapipe). Without them each half says
+# SKIP.
 . "$(dirname "$0")/lib.sh"
 
 LB=$TOP/.llama/bin/llama-bench
 MODEL=$WORK/tiny.gguf
+# make lavapipe's Vulkan prefix, when there, is the Vulkan llama-bench
+VK=$TOP/.llama/vulkan
+if [ -z "${LLAMA_BENCH_VULKAN:-}" ] && [ -x "$VK/bin/llama-bench" ] &&
+   [ -f "$VK/prefix/usr/share/vulkan/icd.d/lvp_icd.json" ]; then
+	LLAMA_BENCH_VULKAN=$VK/bin/llama-bench
+	VK_LVP=$VK/prefix/usr/share/vulkan/icd.d/lvp_icd.json
+fi
+VKENV=
 if ! command -v vulkaninfo >/dev/null 2>&1 ||
    ! vulkaninfo --summary 2>/dev/null | grep -q deviceName; then
 	skip "GPU probe: no vulkaninfo on PATH that lists a device"
@@ -34,7 +42,7 @@ plan() { # plan FILE LLAMA-BENCH PROCESSES
 	cat >"$1" <<JSON
 {"models":[{"name":"tiny","path":"$MODEL"}],
  "targets":{"here":{"transport":"local","llama_bench":"$2"},"again":{"transport":"local","llama_bench":"$2"}},
- "variants":[{"name":"a","target":"here"},{"name":"b","target":"again"}],
+ "variants":[{"name":"a","target":"here"${VKENV:+,$VKENV}},{"name":"b","target":"again"${VKENV:+,$VKENV}}],
  "llama_bench":{"args":["-p","16","-n","4","-r","2","-t","2"]}, "processes":$3}
 JSON
 }
@@ -59,6 +67,10 @@ rm -f "$WORK/vulkaninfo.calls"
 if [ -z "${LLAMA_BENCH_VULKAN:-}" ] || [ ! -x "$LLAMA_BENCH_VULKAN" ]; then
 	skip "GPU half: set LLAMA_BENCH_VULKAN to a llama-bench with the Vulkan backend"
 else
+	if [ -n "${VK_LVP:-}" ]; then
+		# the prefix's lavapipe, for llama-bench only (the plan's env)
+		VKENV="\"env\":{\"GGML_VK_VISIBLE_DEVICES\":\"0\",\"VK_DRIVER_FILES\":\"$VK_LVP\"}"
+	fi
 	plan "$WORK/gpu.json" "$LLAMA_BENCH_VULKAN" 2
 	expect_code 0 "a Vulkan plan runs" "$SHIMBENCH" --db "$WORK/gpu.db" run --bundle "$WORK/bgpu" "$WORK/gpu.json"
 	sqlite3 "$WORK/gpu.db" "select distinct backend from results" | grep -qv '^CPU$' &&
