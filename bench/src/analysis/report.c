@@ -534,19 +534,6 @@ report_release(struct report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-const struct rep_workload *
-report_find(const struct report *r, const char *model, const char *test)
-{
-	size_t i;
-
-	for (i = 0; i < r->n; i++)
-		if ((!strcmp(r->w[i].model, model) ||
-		     !strcmp(r->w[i].label, model)) &&
-		    !strcmp(r->w[i].test, test))
-			return &r->w[i];
-	return NULL;
-}
-
 size_t
 report_count(const struct report *r, const char *model, const char *runtime,
 	     const char *test)

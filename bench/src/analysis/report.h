@@ -83,10 +83,6 @@ int report_build(struct store *s, const struct selection *sel,
 		 struct report *out);
 void report_release(struct report *r);
 
-/* Looks a workload up by model name (or label) and test; NULL if none
- * (the first of several configurations: report_count() says how many). */
-const struct rep_workload *report_find(const struct report *r,
-				       const char *model, const char *test);
 /* How many workloads of the report are that model, runtime and test. */
 size_t report_count(const struct report *r, const char *model,
 		    const char *runtime, const char *test);

@@ -483,12 +483,6 @@ json_new_bool(int v)
 	return J(checked(cJSON_CreateBool(v != 0)));
 }
 
-struct json *
-json_new_null(void)
-{
-	return J(checked(cJSON_CreateNull()));
-}
-
 void
 json_set(struct json *obj, const char *key, struct json *val)
 {
@@ -1027,20 +1021,6 @@ jw_num_text(struct jw *w, const char *text)
 	before_value(w);
 	buf_adds(w->out, text);
 	return 0;
-}
-
-void
-jw_num_dec(struct jw *w, double v, int decimals)
-{
-	char tmp[64];
-
-	if (!isfinite(v)) {
-		jw_null(w);
-		return;
-	}
-	before_value(w);
-	fmt_num(tmp, sizeof(tmp), v, decimals);
-	buf_adds(w->out, tmp);
 }
 
 void

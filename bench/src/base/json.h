@@ -112,7 +112,6 @@ struct json *json_new_array(void);
 struct json *json_new_str(const char *s);   /* NULL gives null */
 struct json *json_new_num(double v);        /* non-finite gives null */
 struct json *json_new_bool(int v);
-struct json *json_new_null(void);
 /* Sets obj[key] to val (taken over), replacing an existing member. */
 void json_set(struct json *obj, const char *key, struct json *val);
 void json_set_str(struct json *obj, const char *key, const char *s);
@@ -201,8 +200,6 @@ void jw_num(struct jw *w, double v);             /* shortest round trip */
  * digits; returns -1 and writes nothing otherwise.
  */
 int jw_num_text(struct jw *w, const char *text);
-/* v rounded to at most `decimals` decimals (trailing zeros dropped). */
-void jw_num_dec(struct jw *w, double v, int decimals);
 void jw_bool(struct jw *w, int v);
 void jw_null(struct jw *w);
 /* A parsed value, re-written (so always valid). */

@@ -738,11 +738,3 @@ gguf_put_kv_f32(struct buf *b, const char *key, float v)
 	gguf_put_u32(b, GGUF_F32);
 	gguf_put_u32(b, bits);
 }
-
-void
-gguf_put_kv_bool(struct buf *b, const char *key, int v)
-{
-	gguf_put_str(b, key);
-	gguf_put_u32(b, GGUF_BOOL);
-	buf_addch(b, v ? 1 : 0);
-}

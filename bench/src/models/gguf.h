@@ -122,6 +122,5 @@ void gguf_put_str(struct buf *b, const char *s);
 void gguf_put_kv_str(struct buf *b, const char *key, const char *val);
 void gguf_put_kv_u32(struct buf *b, const char *key, uint32_t v);
 void gguf_put_kv_f32(struct buf *b, const char *key, float v);
-void gguf_put_kv_bool(struct buf *b, const char *key, int v);
 
 #endif

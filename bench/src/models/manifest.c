@@ -189,40 +189,6 @@ manifest_find(const struct manifest *m, const char *name)
 	return NULL;
 }
 
-static int
-hex_equal(const char *a, const char *b)
-{
-	for (; *a && *b; a++, b++)
-		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
-			return 0;
-	return *a == *b;
-}
-
-const struct manifest_model *
-manifest_find_sha256(const struct manifest *m, const char *sha256)
-{
-	size_t i;
-
-	for (i = 0; i < m->n; i++)
-		if (m->models[i].sha256 &&
-		    hex_equal(m->models[i].sha256, sha256))
-			return &m->models[i];
-	return NULL;
-}
-
-const struct manifest_model *
-manifest_find_file(const struct manifest *m, const char *path)
-{
-	const char *base = strrchr(path, '/');
-	size_t i;
-
-	base = base ? base + 1 : path;
-	for (i = 0; i < m->n; i++)
-		if (m->models[i].file && !strcmp(m->models[i].file, base))
-			return &m->models[i];
-	return NULL;
-}
-
 char *
 manifest_model_path(const struct manifest_model *mm, const char *dir)
 {

@@ -53,11 +53,6 @@ void manifest_free(struct manifest *m);
 /* Lookups; the result is borrowed from m, NULL when there is none. */
 const struct manifest_model *manifest_find(const struct manifest *m,
 					   const char *name);
-const struct manifest_model *manifest_find_sha256(const struct manifest *m,
-						  const char *sha256);
-/* The entry whose file name is the base name of path. */
-const struct manifest_model *manifest_find_file(const struct manifest *m,
-						const char *path);
 
 /*
  * Where the model's file is expected: its path, or DIR/file (dir NULL:
