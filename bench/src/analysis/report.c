@@ -169,7 +169,8 @@ same_model(const struct rep_workload *w, const struct store_result *r)
 }
 
 static struct rep_workload *
-workload_for(struct report *rep, const struct store_result *r, size_t *last)
+workload_for(struct report *rep, const struct store_result *r,
+	     int64_t session, size_t *last)
 {
 	struct rep_workload *w;
 	const char *canon = r->config ? r->config->canon : "";
@@ -182,6 +183,8 @@ workload_for(struct report *rep, const struct store_result *r, size_t *last)
 		if (k >= rep->n || (i && k == *last))
 			continue;
 		w = &rep->w[k];
+		if (w->session != session)
+			continue;
 		/* the row's strings are interned: the same pointers, the
 		 * same workload as a row seen before */
 		if (w->seen && w->seen->model == r->model &&
@@ -207,6 +210,17 @@ workload_for(struct report *rep, const struct store_result *r, size_t *last)
 	w->test = xstrdup(r->test);
 	w->model_sha256 = xstrdup(r->model_sha256);
 	w->seen = r;
+	w->session = session;
+	w->first_session = r->session_id;
+	/* the study's order: a model where its first row came (rows come
+	 * in session, run and row order: the plan's or mapping's) */
+	w->order = rep->n - 1;
+	for (i = 0; i + 1 < rep->n; i++)
+		if (!strcmp(rep->w[i].label, w->label) &&
+		    !strcmp(rep->w[i].runtime, w->runtime)) {
+			w->order = rep->w[i].order;
+			break;
+		}
 	config_copy(&w->config, r->config);
 	*last = rep->n - 1;
 	return w;
@@ -237,10 +251,11 @@ static int
 cmp_workload(const void *a, const void *b)
 {
 	const struct rep_workload *x = a, *y = b;
-	int c = strcmp(x->label, y->label);
+	int c = (x->order > y->order) - (x->order < y->order);
 
 	if (!c)
-		c = strcmp(x->runtime, y->runtime);
+		c = (x->first_session > y->first_session) -
+		    (x->first_session < y->first_session);
 	if (!c)
 		c = report_natcmp(x->test, y->test);
 	return c ? c : report_natcmp(x->config.canon, y->config.canon);
@@ -373,23 +388,98 @@ warn_workloads(struct report *rep)
 }
 
 static int report_build_tx(struct store *s, const struct selection *sel,
-			   struct report *out);
+			   int pool, struct report *out);
 
 int
 report_build(struct store *s, const struct selection *sel, struct report *out)
+{
+	return report_build_pooled(s, sel, 1, out);
+}
+
+int
+report_build_pooled(struct store *s, const struct selection *sel, int pool,
+		    struct report *out)
 {
 	int rc;
 
 	/* one snapshot for the rows, what was left out and the provenance */
 	if (store_read_begin(s) < 0)
 		return -1;
-	rc = report_build_tx(s, sel, out);
+	rc = report_build_tx(s, sel, pool, out);
 	store_read_end(s);
 	return rc;
 }
 
+/* A row's workload and variant, the key sessions are told apart by. */
+struct row_key {
+	char *key;
+	int64_t session;
+	size_t row;
+};
+
 static int
-report_build_tx(struct store *s, const struct selection *sel,
+cmp_row_key(const void *a, const void *b)
+{
+	const struct row_key *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x->session > y->session) - (x->session < y->session);
+}
+
+/*
+ * Which rows belong to a workload whose cell (same workload, same
+ * variant) holds rows of several sessions: split[i] is 1 for them. Those
+ * workloads are shown once per session unless the report pools; a host
+ * session and a guest session of one study pool nothing and stay one row.
+ */
+static char *
+rows_to_split(const struct store_result *rows, size_t n)
+{
+	struct row_key *k = xcalloc(n + 1, sizeof(*k));
+	char *split = xcalloc(n + 1, 1), **wl = xcalloc(1, sizeof(char *));
+	size_t i, j, nk = 0, nw = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct store_result *r = &rows[i];
+
+		k[nk].key = xstrfmt("%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
+				    *r->model_sha256 ? r->model_sha256 : r->model,
+				    r->runtime, r->test, r->config ?
+				    r->config->canon : "", r->variant, r->role);
+		k[nk].session = r->session_id;
+		k[nk++].row = i;
+	}
+	qsort(k, nk, sizeof(*k), cmp_row_key);
+	/* the workloads (the key less variant and role) seen in two sessions */
+	for (i = 1; i < nk; i++)
+		if (!strcmp(k[i].key, k[i - 1].key) &&
+		    k[i].session != k[i - 1].session) {
+			char *w = xstrdup(k[i].key), *p = strrchr(w, '\x1f');
+
+			*p = '\0';
+			p = strrchr(w, '\x1f');
+			*p = '\0';
+			for (j = 0; j < nw && strcmp(wl[j], w); j++)
+				;
+			if (j < nw)
+				free(w);
+			else
+				wl = strv_push(wl, &nw, w);
+		}
+	for (i = 0; nw && i < nk; i++)
+		for (j = 0; j < nw; j++)
+			if (!strncmp(k[i].key, wl[j], strlen(wl[j])) &&
+			    k[i].key[strlen(wl[j])] == '\x1f')
+				split[k[i].row] = 1;
+	for (i = 0; i < nk; i++)
+		free(k[i].key);
+	free(k);
+	strv_free(wl);
+	return split;
+}
+
+static int
+report_build_tx(struct store *s, const struct selection *sel, int pool,
 		struct report *out)
 {
 	struct store_result *rows;
@@ -397,7 +487,7 @@ report_build_tx(struct store *s, const struct selection *sel,
 	size_t n, nlo = 0, i, j, last = 0;
 	int64_t last_run = -1, *sess = NULL;
 	int rc;
-	char *words;
+	char *words, *split;
 
 	memset(out, 0, sizeof(*out));
 	rc = store_query_results(s, sel, &rows, &n);
@@ -408,6 +498,7 @@ report_build_tx(struct store *s, const struct selection *sel,
 		return -1;
 	}
 	out->matched = n;
+	split = pool ? NULL : rows_to_split(rows, n);
 	for (i = 0; i < n; i++) {
 		const struct store_result *r = &rows[i];
 		struct rep_workload *w;
@@ -436,13 +527,15 @@ report_build_tx(struct store *s, const struct selection *sel,
 				"'–', never a median", (long long)r->session_id,
 				(long long)r->run_id, *r->model_label ?
 				r->model_label : r->model, r->test));
-		w = workload_for(out, r, &last);
+		w = workload_for(out, r, split && split[i] ? r->session_id : 0,
+				 &last);
 		w->tampered |= r->session_tampered;
 		w->partial |= run_state_of(r->run_status) != RUN_STATE_OK ||
 			session_state_of(r->session_status) != SESSION_STATE_OK;
 		cell_add(cell_for(w, r), r);
 		push_unique_id(&sess, &out->nsessions, r->session_id);
 	}
+	free(split);
 	{
 		struct buf b = BUF_INIT;
 
@@ -578,9 +671,14 @@ name_of(const struct rep_workload *w, int with_config)
 {
 	int cfg = with_config && w->config_words && *w->config_words;
 
-	return xstrfmt("%s (%s)%s%s%s%s%s", w->label,
+	char sess[48] = "";
+
+	if (w->session && with_config)
+		snprintf(sess, sizeof(sess), " [session %lld]",
+			 (long long)w->session);
+	return xstrfmt("%s (%s)%s%s%s%s%s%s", w->label,
 		       report_runtime_display(w->runtime), cfg ? " [" : "",
-		       cfg ? w->config_words : "", cfg ? "]" : "",
+		       cfg ? w->config_words : "", cfg ? "]" : "", sess,
 		       w->tampered ? " [tampered]" : "",
 		       w->partial ? " [partial]" : "");
 }

@@ -55,6 +55,10 @@ struct rep_workload {
 	int tampered;           /* data from a tampered import */
 	int partial;            /* from runs, or sessions, that did not end ok */
 	const struct store_result *seen;   /* a row of it, while building */
+	size_t order;           /* its model's first row among the rows */
+	int64_t session;        /* shown apart: the one session it holds
+				   (a report that does not pool); else 0 */
+	int64_t first_session;  /* the session of its first row */
 };
 
 struct rep_excluded {
@@ -81,6 +85,15 @@ struct report {
 /* 0; -1 after error(); RC_USAGE after error() when the selection is bad. */
 int report_build(struct store *s, const struct selection *sel,
 		 struct report *out);
+/*
+ * The same, pool 0: a workload measured by one variant in several
+ * sessions is one row per session (named "[session N]"), never one
+ * median of all; pool 1 (report_build) pools them, with a warning when
+ * their fingerprints differ. A study whose roles come from different
+ * sessions (host here, guest there) pools nothing and stays one row.
+ */
+int report_build_pooled(struct store *s, const struct selection *sel,
+			int pool, struct report *out);
 void report_release(struct report *r);
 
 /* How many workloads of the report are that model, runtime and test. */
@@ -92,7 +105,8 @@ const char *report_runtime_display(const char *runtime);
 /* "LABEL (RUNTIME)[ [field=value, ...]][ [tampered]][ [partial]]"
  * (caller frees). */
 char *report_workload_name(const struct rep_workload *w);
-/* The same without the configuration (Markdown shows it in columns). */
+/* The same without the configuration and the session (Markdown shows
+ * them in columns). */
 char *report_workload_short_name(const struct rep_workload *w);
 /* a / b of the medians; NAN when a side is missing. */
 double report_ratio(const struct rep_cell *a, const struct rep_cell *b);

@@ -226,6 +226,44 @@ workload_varying_keys(const struct store_config *const *cfg, size_t n)
 	return keys;
 }
 
+/*
+ * The union over runtimes of the fields that vary among the
+ * configurations of one runtime: a llama.cpp row and an MLX-LM row share
+ * no fields, and naming every one of either as differing would bury
+ * the one field that tells two llama.cpp workloads apart (issue 22).
+ */
+char **
+workload_varying_keys_rt(const struct store_config *const *cfg,
+			 const char *const *runtime, size_t n)
+{
+	const struct store_config **sub = xcalloc(n + 1, sizeof(*sub));
+	char **all = xcalloc(1, sizeof(char *));
+	size_t na = 0, i, j, k, ns;
+
+	for (i = 0; i < n; i++) {
+		char **keys;
+
+		for (j = 0; j < i && strcmp(runtime[j], runtime[i]); j++)
+			;
+		if (j < i)
+			continue;   /* this runtime was done */
+		for (ns = 0, j = i; j < n; j++)
+			if (!strcmp(runtime[j], runtime[i]))
+				sub[ns++] = cfg[j];
+		keys = workload_varying_keys(sub, ns);
+		for (k = 0; keys[k]; k++) {
+			for (j = 0; j < na && strcmp(all[j], keys[k]); j++)
+				;
+			if (j == na)
+				all = strv_push(all, &na, xstrdup(keys[k]));
+		}
+		strv_free(keys);
+	}
+	free(sub);
+	qsort(all, na, sizeof(char *), cmp_str);
+	return all;
+}
+
 char *
 workload_config_words(const struct store_config *c, char *const *keys)
 {
@@ -435,6 +473,7 @@ workload_match(const struct store_result *ra, size_t na,
 	size_t nbw = 0;
 	struct pool_note *pa = NULL, *pb = NULL;
 	const struct store_config **cfg = NULL;
+	const char **rts;
 	char **vary = NULL, *has_b = NULL;
 	size_t nw = 0, ca, cb, i, j, k;
 	char *va = variant_set(ra, na, &ca), *vb = variant_set(rb, nb, &cb);
@@ -510,9 +549,13 @@ workload_match(const struct store_result *ra, size_t na,
 		*why = why_unpaired(rep, nw, has_b, rb, nb);
 	/* the configuration fields that vary among the workloads: in names */
 	cfg = xcalloc(nw + 1, sizeof(*cfg));
-	for (i = 0; i < nw; i++)
+	rts = xcalloc(nw + 1, sizeof(*rts));
+	for (i = 0; i < nw; i++) {
 		cfg[i] = w[i].config;
-	vary = workload_varying_keys(cfg, nw);
+		rts[i] = w[i].runtime;
+	}
+	vary = workload_varying_keys_rt(cfg, rts, nw);
+	free(rts);
 	/* Keep the workloads with both sides, in baseline order. */
 	for (i = k = 0; i < nw; i++) {
 		char *words = workload_config_words(w[i].config, vary);
@@ -528,6 +571,9 @@ workload_match(const struct store_result *ra, size_t na,
 		w[i].name = xstrfmt("%s%s%s %s%s%s%s", by_variant ? w[i].variant : "",
 				    by_variant ? ": " : "", w[i].model, w[i].test,
 				    *words ? " [" : "", words, *words ? "]" : "");
+		w[i].short_name = xstrfmt("%s%s%s %s", by_variant ?
+					  w[i].variant : "", by_variant ?
+					  ": " : "", w[i].model, w[i].test);
 		w[i].idents_a = pa[i].nident;
 		w[i].idents_b = pb[i].nident;
 		w[i].sessions_a = note_sessions(&pa[i]);
@@ -566,6 +612,7 @@ workload_release(struct workload *w)
 	free(w->test);
 	free(w->runtime);
 	free(w->name);
+	free(w->short_name);
 	free(w->identity_a);
 	free(w->identity_b);
 	free(w->os_build_a);
@@ -773,6 +820,7 @@ workload_series(struct store *s, const struct store_result *rows, size_t n,
 {
 	const struct store_result **rep = NULL;
 	const struct store_config **cfg;
+	const char **rts;
 	char **vary;
 	size_t i, j;
 
@@ -841,9 +889,13 @@ workload_series(struct store *s, const struct store_result *rows, size_t n,
 	}
 	/* keys name what varies among the series' configurations */
 	cfg = xcalloc(*ns + 1, sizeof(*cfg));
-	for (j = 0; j < *ns; j++)
+	rts = xcalloc(*ns + 1, sizeof(*rts));
+	for (j = 0; j < *ns; j++) {
 		cfg[j] = (*out)[j].config;
-	vary = workload_varying_keys(cfg, *ns);
+		rts[j] = (*out)[j].runtime;
+	}
+	vary = workload_varying_keys_rt(cfg, rts, *ns);
+	free(rts);
 	for (j = 0; j < *ns; j++) {
 		struct workload_series *x = &(*out)[j];
 		char *words = workload_config_words(x->config, vary);

@@ -90,6 +90,10 @@ int workload_same(const struct store_result *a, const struct store_result *b);
  * "key=value, ..." of c for keys (caller frees; "" when none).
  */
 char **workload_varying_keys(const struct store_config *const *cfg, size_t n);
+/* The same per runtime (runtime[i] is cfg[i]'s): the union of the fields
+ * that vary among the configurations of one runtime. */
+char **workload_varying_keys_rt(const struct store_config *const *cfg,
+				const char *const *runtime, size_t n);
 char *workload_config_words(const struct store_config *c, char *const *keys);
 
 /*
@@ -102,6 +106,8 @@ struct workload {
 	char *target, *variant, *model, *model_label, *test, *runtime;
 	char *name;        /* "model test", "variant: model test", with
 			      "[field=value, ...]" when configurations vary */
+	char *short_name;  /* the same without the configuration (tables
+			      show the fields that vary in columns) */
 	const struct store_config *config;   /* owned by the store */
 	char *identity_a, *identity_b;
 	char *os_build_a, *os_build_b;

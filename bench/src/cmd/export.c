@@ -3,6 +3,7 @@
 #include "evidence/state.h"
 #include "analysis/plot.h"
 #include "analysis/render.h"
+#include "analysis/table.h"
 #include "analysis/report.h"
 #include "evidence/bundle.h"
 #include "evidence/derive.h"
@@ -91,7 +92,10 @@ cmd_write_bundle(struct store *s, int64_t sid, const char *dir,
 	selection_set_include(&sel, SEL_ALL);
 	if (report_build(s, &sel, &rep) < 0)
 		goto cleanup;
+	/* a README is read in a browser, not a terminal: every column */
+	table_md_width(0);
 	report_render(&rep, "md", &md);
+	table_md_width(TABLE_MD_WIDTH);
 	report_render(&rep, "csv", &csv);
 	buf_add(&readme, md.buf, md.len);
 	nfiles = bundle_charts(&rep, files, names, imgs, &readme);

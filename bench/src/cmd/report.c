@@ -5,6 +5,7 @@
 #include "analysis/provenance.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
+#include "analysis/table.h"
 #include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
@@ -17,7 +18,7 @@
 
 struct report_opts {
 	const char *format, *select, *output, *plot_dir;
-	int png;
+	int png, pool, wide;
 };
 
 #define RO struct report_opts
@@ -43,6 +44,11 @@ static const struct opt report_opts[] = {
 	      "history-N.svg (a workload measured in two sessions or more, "
 	      "change points marked)"),
 	OPT_F("png", 0, RO, png, "with --plot: PNG files too"),
+	OPT_F("pool", 0, RO, pool, "one median per workload and variant over "
+	      "all the sessions selected (default: a workload a variant "
+	      "measured in several sessions is one row per session)"),
+	OPT_F("wide", 0, RO, wide, "md: every column, the min-max spread "
+	      "columns too (default: what fits 160 characters)"),
 	OPT_END
 };
 
@@ -52,8 +58,8 @@ const struct command cmd_report = {
 	.name = "report",
 	.fn = report_main,
 	.summary = "speedup and percent-of-bare-metal tables",
-	.synopsis = "[--format md|csv|json|html] [--select SEL] [-o FILE] "
-		"[--plot DIR [--png]]",
+	.synopsis = "[--format md|csv|json|html] [--select SEL] [--pool]\n"
+		"                         [--wide] [-o FILE] [--plot DIR [--png]]",
 	.description =
 		"Per workload (model x test x configuration: rows that differ in any\n"
 		"llama-bench field that changes the measurement are never pooled;\n"
@@ -70,7 +76,12 @@ const struct command cmd_report = {
 		"that did not end ok are left out unless the selection includes them\n"
 		"(include=tampered+partial+failed+interrupted+unfinished or all); the\n"
 		"Warnings say what was left out, what counts although it would be, and\n"
-		"outliers (docs/statistics.md).\n",
+		"outliers (docs/statistics.md).\n"
+		"\n"
+		"Sessions are kept apart: a workload that one variant measured in\n"
+		"several sessions (a study and a rerun, two OS builds) is one row per\n"
+		"session, named [session N]; --pool takes one median of them all.\n"
+		"Rows follow the study's order (the plan's or the mapping's).\n",
 	.opts = report_opts,
 	.epilogue = "exit: 0 reported, 2 usage (an unknown selection key), 3 no "
 		"store or nothing matched the selection\n",
@@ -96,13 +107,15 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 	free(args);
 	if (o.png && !o.plot_dir)
 		return cmd_usage_error(ctx, "--png goes with --plot DIR");
+	if (o.wide)
+		table_md_width(0);
 	if (selection_parse(o.select, &sel) < 0)
 		return EXIT_USAGE;
 	if (cmd_open_store_readonly(ctx, &s) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
-	rc = report_build(s, &sel, &rep);
+	rc = report_build_pooled(s, &sel, o.pool, &rep);
 	if (rc < 0) {
 		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 		goto cleanup;
