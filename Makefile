@@ -131,6 +131,7 @@ CMD_OBJS += cmd/calibrate.o
 CMD_OBJS += cmd/reproduce.o
 CMD_OBJS += cmd/models.o
 CMD_OBJS += cmd/shim.o
+CMD_OBJS += cmd/upgrade.o
 CMD_OBJS += cmd/progress.o
 
 # The shim itself, its tests and the Mach-O cross-check live in

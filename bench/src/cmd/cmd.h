@@ -110,6 +110,7 @@ int cmd_usage_error(const struct cmd_ctx *ctx, const char *fmt, ...)
 
 extern const struct command cmd_doctor, cmd_run, cmd_export, cmd_sessions,
 	cmd_import, cmd_report, cmd_compare, cmd_gate, cmd_history,
-	cmd_calibrate, cmd_reproduce, cmd_models, cmd_shim, cmd_inspect;
+	cmd_calibrate, cmd_reproduce, cmd_models, cmd_shim, cmd_inspect,
+	cmd_upgrade;
 
 #endif

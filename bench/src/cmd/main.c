@@ -26,6 +26,7 @@ static const struct command *const commands[] = {
 	&cmd_reproduce,
 	&cmd_models,
 	&cmd_shim,
+	&cmd_upgrade,
 };
 
 static void
