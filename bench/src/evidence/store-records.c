@@ -675,8 +675,8 @@ store_session_load(struct store *s, int64_t sid, struct session_data *d)
 	memset(d, 0, sizeof(*d));
 	rc = store_session_get(s, sid, &d->s);
 	if (rc <= 0)
-		return rc < 0 ? -1 : error("store '%s' has no session %lld",
-					   s->path, (long long)sid);
+		return rc < 0 ? -1 : error("the store has no session %lld",
+					   (long long)sid);
 	if (store_envs_get(s, sid, &d->envs, &d->nenvs) < 0 ||
 	    store_models_get(s, sid, &d->models, &d->nmodels) < 0 ||
 	    store_runs_get(s, sid, &runs, &nruns) < 0) {
