@@ -119,6 +119,15 @@ char **strv_push(char **v, size_t *n, char *s);
 char **strv_dup(const char *const *v);
 void strv_free(char **v);
 
+/*
+ * The candidate a mistyped word most likely meant: the one of cand[0..n)
+ * (NULL entries skipped) nearest by edit distance (insert, delete,
+ * substitute, swap two neighbours), when near enough to be a typo (1 edit
+ * for words of up to 4 characters, 2 up to 8, 3 beyond) or when word is
+ * the start of exactly one candidate; else NULL. Points into cand.
+ */
+const char *closest_word(const char *word, const char *const *cand, size_t n);
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif
