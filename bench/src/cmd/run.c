@@ -100,6 +100,10 @@ cmd_run_plan(struct cmd_ctx *ctx, const char *plan_path,
 
 	if (plan_load(plan_path, a->models_dir, &plan) < 0)
 		return EXIT_USAGE;
+	if (run_check_models(&plan) < 0) {
+		plan_free(&plan);
+		return EXIT_ENV;
+	}
 	if (!a->bundle && !(tmp_dir = bundle_tmpdir("evidence"))) {
 		ret = EXIT_ENV;
 		goto cleanup;
