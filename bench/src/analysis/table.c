@@ -70,10 +70,13 @@ table_wide_only(struct table *t, const char *name)
 
 static size_t md_limit = TABLE_MD_WIDTH;
 
-void
+size_t
 table_md_width(size_t width)
 {
+	size_t was = md_limit;
+
 	md_limit = width;
+	return was;
 }
 
 /* Display width: UTF-8 continuation bytes do not count. */

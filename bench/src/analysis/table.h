@@ -43,7 +43,7 @@ void table_wide_only(struct table *t, const char *name);
  * out and says `--wide` shows them.
  */
 #define TABLE_MD_WIDTH 160
-void table_md_width(size_t width);
+size_t table_md_width(size_t width);   /* returns the limit it replaced */
 
 void table_render_md(const struct table *t, struct buf *out);
 void table_render_csv(const struct table *t, struct buf *out);
