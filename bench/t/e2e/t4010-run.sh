@@ -36,6 +36,18 @@ check "the warning in words, on a line of its own" grep -qE '^warning: before th
 check "no JSON array on screen" sh -c "! grep -qF '[\"' '$WORK/err'"
 check "stored with the session" test "$(sqlite3 "$WORK/pre.db" "select json_array_length(warnings_json) >= 1 from sessions")" = 1
 
+# 1c. No llama-bench anywhere (README, job 2): exit 3, the fix named,
+#     no session stored. A copy of the binary has no .llama/ beside it.
+mkdir -p "$WORK/nolb/bin" "$WORK/nolb/path"
+cp "$SHIMBENCH" "$WORK/nolb/bin/shimbench"
+for t in sh env uname cat grep sed ps nproc; do
+	p=$(command -v "$t") && ln -sf "$p" "$WORK/nolb/path/$t"
+done
+(cd "$WORK/nolb" && expect_code 3 "run without any llama-bench" env -u LLAMA_BENCH PATH="$WORK/nolb/path" \
+	"$WORK/nolb/bin/shimbench" --db nolb.db run "$WORK/minimal.json")
+grep_in "$WORK/err" "'llama-bench' not found (\$LLAMA_BENCH, PATH, .llama/bin); provision it with: make llama-bench" "names the fix"
+check "no session stored" test "$(sqlite3 "$WORK/nolb/nolb.db" 'select count(*) from sessions')" = 0
+
 # 1b. A plan naming a missing model is refused before anything is stored
 #     (issue 22 §6): no store, no session, no bundle, the model named.
 sed "s|\"path\":\"$MODEL\"|\"path\":\"$WORK/no such.gguf\"|" "$WORK/minimal.json" >"$WORK/missing.json"
