@@ -493,3 +493,12 @@ closest_word(const char *word, const char *const *cand, size_t n)
 		return pick;
 	return prefixed == 1 && len >= 3 ? prefix : NULL;
 }
+
+progress_fn progress_hook;
+
+void
+progress_note(const char *what, size_t done, size_t total, const char *unit)
+{
+	if (progress_hook)
+		progress_hook(what, done, total, unit);
+}

@@ -128,6 +128,19 @@ void strv_free(char **v);
  */
 const char *closest_word(const char *word, const char *const *cand, size_t n);
 
+/*
+ * How far a long step has got (reading a directory of evidence, storing
+ * it): libraries call progress_note() with what they do ("checking
+ * 'DIR'"), how many items of how many are done, and the unit ("runs");
+ * done == total ends the step. It does nothing unless a command set
+ * progress_hook (cmd/progress.c draws a line on a terminal).
+ */
+typedef void (*progress_fn)(const char *what, size_t done, size_t total,
+			    const char *unit);
+extern progress_fn progress_hook;
+void progress_note(const char *what, size_t done, size_t total,
+		   const char *unit);
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "base/opt.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct command;
@@ -103,6 +104,13 @@ struct cmd_progress {
 };
 struct run_event;
 void cmd_run_progress(void *ctx, const struct run_event *e);
+/* Long steps of the libraries (progress_note()) on one live line, when
+ * stderr is a terminal and not --quiet; else nothing. */
+void cmd_progress_steps(const struct cmd_ctx *ctx);
+/* "WHAT: DONE/TOTAL UNIT (P %) · M:SS elapsed[ · ~M:SS left]" into out. */
+void cmd_progress_fraction(char *out, size_t size, const char *what,
+			   size_t done, size_t total, const char *unit,
+			   double started);
 
 /* Prints "error: MSG" and "see 'shimbench NAME --help'"; EXIT_USAGE. */
 int cmd_usage_error(const struct cmd_ctx *ctx, const char *fmt, ...)

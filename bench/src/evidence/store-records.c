@@ -612,6 +612,8 @@ save_rows(struct store *s, const struct session_data *d, int64_t *id)
 		const struct model_rec *m = session_model(d, r.model);
 		int64_t run_id;
 
+		progress_note("storing", i, d->nruns, "runs");
+
 		r.session_id = *id;
 		r.environment_id = env_id_of(d, env_ids, r.target);
 		r.artifact_id = m ? model_ids[m - d->models] : 0;
@@ -624,6 +626,7 @@ save_rows(struct store *s, const struct session_data *d, int64_t *id)
 	}
 	ret = s->nErr ? -1 : 0;
 cleanup:
+	progress_note("storing", d->nruns, d->nruns, "runs");
 	free(env_ids);
 	free(model_ids);
 	return ret;
