@@ -195,13 +195,21 @@ cleanup:
 
 /* ---- the report's charts ------------------------------------------------- */
 
-/* "LABEL (RUNTIME)[ [tampered]] TEST" (caller frees). */
+/* "LABEL (RUNTIME)[ [config]][ [tampered]] TEST[ · session N]" (caller
+ * frees): the session last, so a label still reads "(llama.cpp) pp512". */
 static char *
 workload_label(const struct rep_workload *w)
 {
-	char *name = report_workload_name(w);
-	char *s = xstrfmt("%s %s", name, w->test);
+	struct rep_workload plain = *w;
+	char *name, *s;
 
+	plain.session = 0;
+	name = report_workload_name(&plain);
+	if (w->session)
+		s = xstrfmt("%s %s · session %lld", name, w->test,
+			    (long long)w->session);
+	else
+		s = xstrfmt("%s %s", name, w->test);
 	free(name);
 	return s;
 }

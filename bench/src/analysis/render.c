@@ -341,8 +341,8 @@ render_constants(const struct report *r, struct buf *out)
 		strv_free(same);
 	}
 	if (t.nrows) {
-		buf_adds(out, "\n### Configuration: the fields every row of a "
-			 "runtime shares\n\n");
+		buf_adds(out, "\n### Configuration: the fields not shown as "
+			 "columns\n\n");
 		table_render_md(&t, out);
 	}
 	table_release(&t);

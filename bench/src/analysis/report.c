@@ -278,25 +278,100 @@ name_configs(struct report *rep)
 	}
 }
 
+/*
+ * The value of key among the workloads w[0..n) of one runtime in words:
+ * the one value, or each value with the models that have it ("8 (A, B);
+ * 2 (C)"); caller frees.
+ */
+static char *
+config_value_words(const struct rep_workload *const *w, size_t n,
+		   const char *key)
+{
+	struct buf b = BUF_INIT;
+	size_t i, j, k;
+
+	for (i = 0; i < n; i++) {
+		const char *v = store_config_value(&w[i]->config, key);
+		int first = 1;
+
+		v = v ? v : "–";
+		for (j = 0; j < i; j++) {
+			const char *u = store_config_value(&w[j]->config, key);
+
+			if (!strcmp(u ? u : "–", v))
+				break;
+		}
+		if (j < i)
+			continue;   /* this value was said */
+		buf_addf(&b, "%s%s", b.len ? "; " : "", v);
+		for (j = i; j < n; j++) {
+			const char *u = store_config_value(&w[j]->config, key);
+
+			if (strcmp(u ? u : "–", v))
+				continue;
+			for (k = i; k < j; k++) {
+				const char *x = store_config_value(&w[k]->config,
+								   key);
+				if (!strcmp(x ? x : "–", v) &&
+				    !strcmp(w[k]->label, w[j]->label))
+					break;
+			}
+			if (k == j) {
+				buf_addf(&b, "%s%s", first ? " (" : ", ",
+					 w[j]->label);
+				first = 0;
+			}
+		}
+		buf_adds(&b, ")");
+	}
+	return buf_detach(&b, NULL);
+}
+
 void
 report_config_fields(const struct report *r, const char *rt, char ***vary,
 		     char ***same)
 {
 	const struct store_config **cfg = xcalloc(r->n + 1, sizeof(*cfg));
+	const struct rep_workload **ws = xcalloc(r->n + 1, sizeof(*ws));
+	char **grp = xcalloc(r->n + 1, sizeof(*grp)), **all;
 	size_t n = 0, i, k, ns = 0;
 
 	for (i = 0; i < r->n; i++)
-		if (!rt || !strcmp(r->w[i].runtime, rt))
+		if (!rt || !strcmp(r->w[i].runtime, rt)) {
+			ws[n] = &r->w[i];
+			grp[n] = workload_group_key(*r->w[i].model_sha256 ?
+						    r->w[i].model_sha256 :
+						    r->w[i].model, r->w[i].runtime,
+						    r->w[i].test, NULL);
 			cfg[n++] = &r->w[i].config;
-	*vary = workload_varying_keys(cfg, n);
+		}
+	*vary = workload_distinct_keys(cfg, (const char *const *)grp, n);
+	all = workload_varying_keys(cfg, n);
 	*same = xcalloc(1, sizeof(char *));
+	/* every other field: its one value, or its value per model */
 	for (k = 0; n && k < cfg[0]->n; k++) {
-		for (i = 0; (*vary)[i] && strcmp((*vary)[i], cfg[0]->keys[k]); i++)
+		const char *key = cfg[0]->keys[k];
+
+		for (i = 0; (*vary)[i] && strcmp((*vary)[i], key); i++)
 			;
-		if (!(*vary)[i])
-			*same = strv_push(*same, &ns, xstrfmt("%s=%s",
-					  cfg[0]->keys[k], cfg[0]->values[k]));
+		if ((*vary)[i])
+			continue;
+		for (i = 0; all[i] && strcmp(all[i], key); i++)
+			;
+		if (!all[i]) {
+			*same = strv_push(*same, &ns, xstrfmt("%s=%s", key,
+					  cfg[0]->values[k]));
+		} else {
+			char *words = config_value_words(ws, n, key);
+
+			*same = strv_push(*same, &ns, xstrfmt("%s=%s", key,
+								words));
+			free(words);
+		}
 	}
+	strv_free(all);
+	strv_free(grp);
+	free(ws);
 	free(cfg);
 }
 

@@ -118,8 +118,10 @@ double report_stock_to_host(const struct rep_workload *w);
 
 /*
  * The configuration fields of the workloads of runtime rt in the report
- * (rt NULL: all): those whose values vary (*vary) and those that are the
- * same in every one (*same, "field=value" each); strv_free() both.
+ * (rt NULL: all): those that tell rows of one model and test apart
+ * (*vary: the table's columns) and every other field of the first
+ * workload (*same, "field=value" each: the one value every workload has,
+ * or "v1 (model, ...); v2 (model)" where models differ); strv_free() both.
  */
 void report_config_fields(const struct report *r, const char *rt,
 			  char ***vary, char ***same);

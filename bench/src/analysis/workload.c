@@ -227,14 +227,16 @@ workload_varying_keys(const struct store_config *const *cfg, size_t n)
 }
 
 /*
- * The union over runtimes of the fields that vary among the
- * configurations of one runtime: a llama.cpp row and an MLX-LM row share
- * no fields, and naming every one of either as differing would bury
- * the one field that tells two llama.cpp workloads apart (issue 22).
+ * The fields that tell rows apart: the union, over the groups of rows
+ * that share model, runtime and test (group[i] is cfg[i]'s), of the
+ * fields that vary within one group. Two different models need no field
+ * to tell them apart, and a llama.cpp row and an MLX-LM row share no
+ * fields: naming every field that differs between them buried the one
+ * that tells two TinyLlama pp512 rows apart (issue 22).
  */
 char **
-workload_varying_keys_rt(const struct store_config *const *cfg,
-			 const char *const *runtime, size_t n)
+workload_distinct_keys(const struct store_config *const *cfg,
+		       const char *const *group, size_t n)
 {
 	const struct store_config **sub = xcalloc(n + 1, sizeof(*sub));
 	char **all = xcalloc(1, sizeof(char *));
@@ -243,13 +245,15 @@ workload_varying_keys_rt(const struct store_config *const *cfg,
 	for (i = 0; i < n; i++) {
 		char **keys;
 
-		for (j = 0; j < i && strcmp(runtime[j], runtime[i]); j++)
+		for (j = 0; j < i && strcmp(group[j], group[i]); j++)
 			;
 		if (j < i)
-			continue;   /* this runtime was done */
+			continue;   /* this group was done */
 		for (ns = 0, j = i; j < n; j++)
-			if (!strcmp(runtime[j], runtime[i]))
+			if (!strcmp(group[j], group[i]))
 				sub[ns++] = cfg[j];
+		if (ns < 2)
+			continue;
 		keys = workload_varying_keys(sub, ns);
 		for (k = 0; keys[k]; k++) {
 			for (j = 0; j < na && strcmp(all[j], keys[k]); j++)
@@ -262,6 +266,14 @@ workload_varying_keys_rt(const struct store_config *const *cfg,
 	free(sub);
 	qsort(all, na, sizeof(char *), cmp_str);
 	return all;
+}
+
+char *
+workload_group_key(const char *model, const char *runtime, const char *test,
+		   const char *extra)
+{
+	return xstrfmt("%s\x1f%s\x1f%s\x1f%s", model, runtime, test,
+		       extra ? extra : "");
 }
 
 char *
@@ -473,7 +485,7 @@ workload_match(const struct store_result *ra, size_t na,
 	size_t nbw = 0;
 	struct pool_note *pa = NULL, *pb = NULL;
 	const struct store_config **cfg = NULL;
-	const char **rts;
+	char **rts;
 	char **vary = NULL, *has_b = NULL;
 	size_t nw = 0, ca, cb, i, j, k;
 	char *va = variant_set(ra, na, &ca), *vb = variant_set(rb, nb, &cb);
@@ -552,10 +564,11 @@ workload_match(const struct store_result *ra, size_t na,
 	rts = xcalloc(nw + 1, sizeof(*rts));
 	for (i = 0; i < nw; i++) {
 		cfg[i] = w[i].config;
-		rts[i] = w[i].runtime;
+		rts[i] = workload_group_key(w[i].model, w[i].runtime, w[i].test,
+					    by_variant ? w[i].variant : NULL);
 	}
-	vary = workload_varying_keys_rt(cfg, rts, nw);
-	free(rts);
+	vary = workload_distinct_keys(cfg, (const char *const *)rts, nw);
+	strv_free(rts);
 	/* Keep the workloads with both sides, in baseline order. */
 	for (i = k = 0; i < nw; i++) {
 		char *words = workload_config_words(w[i].config, vary);
@@ -820,7 +833,7 @@ workload_series(struct store *s, const struct store_result *rows, size_t n,
 {
 	const struct store_result **rep = NULL;
 	const struct store_config **cfg;
-	const char **rts;
+	char **rts;
 	char **vary;
 	size_t i, j;
 
@@ -891,11 +904,15 @@ workload_series(struct store *s, const struct store_result *rows, size_t n,
 	cfg = xcalloc(*ns + 1, sizeof(*cfg));
 	rts = xcalloc(*ns + 1, sizeof(*rts));
 	for (j = 0; j < *ns; j++) {
+		char *tv = xstrfmt("%s/%s", rep[j]->target, rep[j]->variant);
+
 		cfg[j] = (*out)[j].config;
-		rts[j] = (*out)[j].runtime;
+		rts[j] = workload_group_key((*out)[j].model, (*out)[j].runtime,
+					    (*out)[j].test, tv);
+		free(tv);
 	}
-	vary = workload_varying_keys_rt(cfg, rts, *ns);
-	free(rts);
+	vary = workload_distinct_keys(cfg, (const char *const *)rts, *ns);
+	strv_free(rts);
 	for (j = 0; j < *ns; j++) {
 		struct workload_series *x = &(*out)[j];
 		char *words = workload_config_words(x->config, vary);

@@ -90,10 +90,16 @@ int workload_same(const struct store_result *a, const struct store_result *b);
  * "key=value, ..." of c for keys (caller frees; "" when none).
  */
 char **workload_varying_keys(const struct store_config *const *cfg, size_t n);
-/* The same per runtime (runtime[i] is cfg[i]'s): the union of the fields
- * that vary among the configurations of one runtime. */
-char **workload_varying_keys_rt(const struct store_config *const *cfg,
-				const char *const *runtime, size_t n);
+/*
+ * The fields that tell rows apart: the union over the groups of cfg that
+ * share a group key (group[i] is cfg[i]'s, from workload_group_key()) of
+ * the fields that vary within a group (strv_free()).
+ */
+char **workload_distinct_keys(const struct store_config *const *cfg,
+			      const char *const *group, size_t n);
+/* "model, runtime, test[, extra]" as one key (caller frees). */
+char *workload_group_key(const char *model, const char *runtime,
+			 const char *test, const char *extra);
 char *workload_config_words(const struct store_config *c, char *const *keys);
 
 /*

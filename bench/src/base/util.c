@@ -12,7 +12,7 @@
 
 char buf_empty[1];
 int error_silent;
-static char last_error[512];
+static char last_error[4096];   /* a message names every key it knows */
 
 void
 buf_init(struct buf *b, size_t hint)

@@ -218,17 +218,18 @@ static char **
 compare_vary(const struct workload_comparison *c)
 {
 	const struct store_config **cfg = xcalloc(c->n + 1, sizeof(*cfg));
-	const char **rts = xcalloc(c->n + 1, sizeof(*rts));
+	char **grp = xcalloc(c->n + 1, sizeof(*grp));
 	char **vary;
 	size_t i;
 
 	for (i = 0; i < c->n; i++) {
 		cfg[i] = c->w[i].config;
-		rts[i] = c->w[i].runtime;
+		grp[i] = workload_group_key(c->w[i].model, c->w[i].runtime,
+					    c->w[i].test, c->w[i].variant);
 	}
-	vary = workload_varying_keys_rt(cfg, rts, c->n);
+	vary = workload_distinct_keys(cfg, (const char *const *)grp, c->n);
 	free(cfg);
-	free(rts);
+	strv_free(grp);
 	return vary;
 }
 
