@@ -91,7 +91,7 @@ html_report(const struct report *r, const struct plot_histories *h,
 	    struct buf *out)
 {
 	struct table t;
-	char now[21];
+	char now[21], *line;
 	size_t i;
 	int n;
 
@@ -129,12 +129,26 @@ html_report(const struct report *r, const struct plot_histories *h,
 		buf_adds(out, "</ul>\n");
 	}
 	buf_adds(out, "<h2>Speedup and percent of bare metal</h2>\n");
+	line = report_headline_sentence(r);
+	if (*line) {
+		buf_adds(out, "<p class=\"headline\"><strong>");
+		html_escape(out, line);
+		buf_adds(out, "</strong></p>\n");
+	}
+	free(line);
 	report_headline_table(r, &t);
 	if (t.nrows)
 		table_render_html(&t, out);
 	else
 		buf_adds(out, "<p>No bare-metal, stock or shim runs selected.</p>\n");
 	table_release(&t);
+	line = report_no_host_note(r);
+	if (*line) {
+		buf_adds(out, "<p class=\"note\" id=\"no-host\">");
+		html_escape(out, line);
+		buf_adds(out, "</p>\n");
+	}
+	free(line);
 	buf_adds(out, "<h2>Charts</h2>\n");
 	n = charts(r, h, out);
 	if (n == PLOT_NO_GNUPLOT)

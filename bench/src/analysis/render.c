@@ -193,8 +193,12 @@ report_headline_table(const struct report *r, struct table *t)
 	size_t nh = any_session(r) ? 3 : 2;
 	double x;
 
+	size_t hosts = 0;
+
 	while (vary[nv])
 		nv++;
+	for (i = 0; i < r->n; i++)
+		hosts += r->w[i].host.variant != NULL;
 	cols = columns(head, nh, vary, tail, ARRAY_SIZE(tail), &ncols);
 	table_init(t, ncols, (const char *const *)cols);
 	for (i = 0; i < r->n; i++) {
@@ -211,6 +215,8 @@ report_headline_table(const struct report *r, struct table *t)
 			    report_workload_name(w);
 		sessions_of(sess, sizeof(sess), w);
 		cell_md(v[0], 96, &w->host);
+		if (!w->host.variant && hosts)   /* report_no_host_note() */
+			snprintf(v[0], 96, "–†");
 		cell_md(v[1], 96, &w->stock);
 		cell_md(v[2], 96, &w->shim);
 		x = report_guest_ratio(w);
@@ -355,7 +361,12 @@ render_md(const struct report *r, struct buf *out)
 	struct table t;
 	size_t i;
 
+	char *line = report_headline_sentence(r);
+
 	buf_adds(out, "## llama-bench: speedup and percent of bare metal\n\n");
+	if (*line)
+		buf_addf(out, "**Headline:** %s\n\n", line);
+	free(line);
 	if (r->nsessions > 1)
 		buf_addf(out, "Sessions shown: %s (%zu sessions; see the "
 			 "provenance below).\n\n", r->sessions, r->nsessions);
@@ -364,6 +375,10 @@ render_md(const struct report *r, struct buf *out)
 		table_render_md(&t, out);
 	else
 		buf_adds(out, "(no bare-metal, stock or shim runs selected)\n");
+	line = report_no_host_note(r);
+	if (*line)
+		buf_addf(out, "\n%s\n", line);
+	free(line);
 	buf_addf(out, "\n%s\n", report_values_note);
 	table_release(&t);
 	report_others_table(r, &t);

@@ -422,6 +422,18 @@ warn_workloads(struct report *rep)
 			what = xstrfmt("%s %s, %s", name, w->test, c->variant);
 			outliers_processes(c->ts, c->run_n, (size_t)c->runs, what,
 					   &rep->warn);
+			/* a machine that was not quiet: on screen, not only in
+			 * the file (issue 22) */
+			if (c->sum.n >= 3 && c->sum.min > 0 &&
+			    c->sum.max / c->sum.min >= REPORT_SPREAD_WARN)
+				warnings_add(&rep->warn, xstrfmt(
+					"%s: the samples span %.2f–%.2f t/s, %.1f× "
+					"from the slowest to the fastest: the "
+					"machine was not quiet (load, throttling, "
+					"other processes); the median stands, but "
+					"rerun on a quiet machine before reading "
+					"small differences", what, c->sum.min,
+					c->sum.max, c->sum.max / c->sum.min));
 			if (c->nidents > 1) {
 				struct buf b = BUF_INIT;
 				size_t k;

@@ -23,6 +23,10 @@
 
 struct buf;
 
+/* A cell whose fastest sample is this many times its slowest is said to
+ * come from a machine that was not quiet (a warning). */
+#define REPORT_SPREAD_WARN 3.0
+
 struct rep_cell {
 	char *variant;          /* variant names joined with "+" */
 	char *role;

@@ -51,6 +51,19 @@ for f in "$E1/results.csv" "$E2/results.csv"; do
 done
 expect_code 0 "report (markdown)" "$SHIMBENCH" --db "$DB" report
 check "markdown headline row" grep -qE '^\| TinyLlama 1\.1B Q4_K_M \(llama\.cpp\) +\| pp512 +\| +4871\.99 \| +431\.86 \| +4786\.70 \| +11\.08× \|' "$WORK/out"
+grep_in "$WORK/out" "**Headline:** TinyLlama 1.1B Q4_K_M: 11.08× prompt, 16.36× generation with the shim; Llama-3.2-3B-Instruct-4bit (MLX-LM) 1.01× / 0.99×; Gemma 4 12B IT QAT Q4_0 7.20× / 14.54×; shim at 98.25–99.59 % of bare metal for prompts." \
+	"the headline sentence, computed from the rows"
+check "MLX-LM rows without bare metal: –† and the footnote" python3 -c "
+import re; t = open('$WORK/out').read()
+assert len(re.findall(r'^\| Llama-3\.2-3B-Instruct-4bit \(MLX-LM\) \| (pp512|tg128) \| +–† \|', t, re.M)) == 2
+assert '† No bare-metal run of Llama-3.2-3B-Instruct-4bit (MLX-LM) is among the sessions shown: session 1 measured it in the guest only (stock and shim), so it has no percent of bare metal.' in t"
+expect_code 0 "report of the Gemma session alone" "$SHIMBENCH" --db "$DB" report --select session=2
+grep_in "$WORK/out" "**Headline:** Gemma 4 12B IT QAT Q4_0: 7.20× prompt, 14.54× generation with the shim; shim at 99.59 % of bare metal for prompts." \
+	"a headline of other rows says other figures"
+check "no footnote where every row has bare metal" sh -c "! grep -q '†' '$WORK/out'"
+expect_code 0 "report of the host rows alone" "$SHIMBENCH" --db "$DB" report --select role=bare-metal
+check "no speedup, no headline" sh -c "! grep -q 'Headline' '$WORK/out'"
+expect_code 0 "report (markdown) again" "$SHIMBENCH" --db "$DB" report
 check "rows in the study's order: TinyLlama (session 1) before Gemma (session 2)" python3 -c "
 t = open('$WORK/out').read(); assert t.index('| TinyLlama 1.1B') < t.index('| Gemma 4 12B')"
 check "the terminal table fits 160 columns" python3 -c "
