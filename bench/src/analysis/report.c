@@ -271,8 +271,23 @@ name_configs(struct report *rep)
 		struct rep_workload *w = &rep->w[i];
 		char **vary, **same;
 
+		size_t j;
+
 		report_config_fields(rep, w->runtime, &vary, &same);
-		w->config_words = workload_config_words(&w->config, vary);
+		/* named only where another row of its model and test has
+		 * another configuration: nothing else needs telling apart */
+		for (j = 0; j < rep->n; j++) {
+			const struct rep_workload *x = &rep->w[j];
+
+			if (x != w && !strcmp(x->runtime, w->runtime) &&
+			    !strcmp(x->test, w->test) &&
+			    !strcmp(*x->model_sha256 ? x->model_sha256 : x->model,
+				    *w->model_sha256 ? w->model_sha256 : w->model) &&
+			    strcmp(x->config.canon, w->config.canon))
+				break;
+		}
+		w->config_words = j < rep->n ?
+			workload_config_words(&w->config, vary) : xstrdup("");
 		strv_free(vary);
 		strv_free(same);
 	}
