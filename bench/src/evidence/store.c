@@ -253,7 +253,7 @@ sq_error(struct store *s, const char *what)
 		     sqlite3_errmsg(s->db));
 }
 
-int
+static int
 sq_exec(struct store *s, const char *sql)
 {
 	char *msg = NULL;
