@@ -173,7 +173,8 @@ configs_load(struct store *s)
 	return 0;
 }
 
-const struct store_config *
+/* The configuration of id (0 or unknown: an empty one); NULL on error. */
+static const struct store_config *
 store_config_get(struct store *s, int64_t id)
 {
 	if (!s->none.canon || (id > 0 && (size_t)id >= s->nconfigs)) {
