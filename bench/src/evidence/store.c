@@ -463,10 +463,30 @@ step_sql(struct buf *sql, int v)
 	buf_addf(sql, "PRAGMA user_version=%d;", v + 1);
 }
 
+/*
+ * After the raw text moved out (raw_text_migration()): the rows it left
+ * keep their pages, one run a page, so reads would still page through
+ * them until the file is rewritten. VACUUM rewrites it, atomically; when
+ * it cannot (disk space, another reader), the store is upgraded and
+ * correct, only slower to read, and the warning says how to compact it.
+ */
+static void
+compact(struct store *s)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(s->db, "VACUUM", NULL, NULL, &msg) != SQLITE_OK) {
+		warning("store '%s' upgraded, but not compacted (%s): reads stay "
+			"slower until `sqlite3 '%s' VACUUM` succeeds", s->path,
+			msg ? msg : sqlite3_errmsg(s->db), s->path);
+		sqlite3_free(msg);
+	}
+}
+
 static int
 migrate(struct store *s)
 {
-	int v = user_version(s), target = schema_target();
+	int v = user_version(s), target = schema_target(), from;
 	struct buf sql = BUF_INIT;
 
 	if (v < 0)
@@ -480,7 +500,7 @@ migrate(struct store *s)
 	if (sq_exec(s, "BEGIN IMMEDIATE") < 0)
 		return -1;
 	/* Another process may have migrated while we waited for the lock. */
-	v = user_version(s);
+	v = from = user_version(s);
 	for (; v >= 0 && v < target && !s->nErr; v++) {
 		buf_reset(&sql);
 		step_sql(&sql, v);
@@ -491,7 +511,12 @@ migrate(struct store *s)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
-	return sq_exec(s, "COMMIT");
+	if (sq_exec(s, "COMMIT") < 0)
+		return -1;
+	/* a store that had rows (not one this open created) */
+	if (from >= 1 && from < RAW_TEXT_VERSION && v >= RAW_TEXT_VERSION)
+		compact(s);
+	return 0;
 }
 
 /*

@@ -43,6 +43,10 @@ done
 	ok "every run has its texts row" || not_ok "runs/texts: $(q "$OLD" 'select count(*) from runs; select count(*) from run_texts' | tr '\n' ' ')"
 [ "$(q "$OLD" 'select count(*) from results; select count(*) from result_raw')" = "$(printf '34\n34')" ] &&
 	ok "every result has its raw row" || not_ok "results/raw: $(q "$OLD" 'select count(*) from results; select count(*) from result_raw' | tr '\n' ' ')"
+# compacted: the rows the text left take no more pages than written fresh
+pages="select name, count(*) from dbstat where name in ('runs', 'results') group by name order by name"
+[ "$(q "$OLD" "$pages")" = "$(q "$NEW" "$pages")" ] && ok "runs and results take the pages of a fresh store" ||
+	not_ok "pages: upgraded $(q "$OLD" "$pages" | tr '\n' ' '), fresh $(q "$NEW" "$pages" | tr '\n' ' ')"
 texts='select r.session_id, r.seq, t.stdout_text, t.stderr_text, t.probe_text from runs r join run_texts t on t.run_id = r.id order by r.id;
 select x.id, w.raw_json, c.json from results x join result_raw w on w.result_id = x.id join result_configs rc on rc.result_id = x.id join configs c on c.id = rc.config_id order by x.id'
 [ "$(q "$OLD" "$texts" | sha256sum)" = "$(q "$NEW" "$texts" | sha256sum)" ] &&
