@@ -497,6 +497,11 @@ migrate(struct store *s)
 			     target);
 	if (v == target)
 		return 0;
+	/* raw_text_migration() drops columns */
+	if (v < RAW_TEXT_VERSION && sqlite3_libversion_number() < 3035000)
+		return error("store '%s' has schema version %d; writing it needs "
+			     "SQLite 3.35 or later (this shimbench runs on "
+			     "SQLite %s)", s->path, v, sqlite3_libversion());
 	if (sq_exec(s, "BEGIN IMMEDIATE") < 0)
 		return -1;
 	/* Another process may have migrated while we waited for the lock. */
