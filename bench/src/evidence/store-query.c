@@ -431,9 +431,13 @@ samples_pass(struct store *s, struct store_result *rows, size_t n,
 		struct store_result *r;
 
 		if (ix[last].id != id) {
-			/* samples come in id order: mostly the next row */
+			/* samples come in id order: mostly the next row, or
+			 * one between it and the last (not selected) */
 			if (last + 1 < n && ix[last + 1].id == id) {
 				lo = last + 1;
+			} else if (id > ix[last].id &&
+				   (last + 1 == n || id < ix[last + 1].id)) {
+				continue;
 			} else {
 				while (lo < hi) {
 					size_t mid = lo + (hi - lo) / 2;
