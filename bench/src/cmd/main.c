@@ -103,7 +103,8 @@ unknown_command(const struct command *const *list, size_t n,
 		fprintf(stderr, "error: unknown %s '%s'\n", what, name);
 }
 
-void
+/* The full --help text of a command. */
+static void
 cmd_usage(const struct command *c, struct buf *out)
 {
 	size_t i;

@@ -46,6 +46,8 @@ struct store {
 				   2 inside store_read_begin() */
 	int writable;           /* opened by store_open() */
 	int from_version;       /* the schema version found at open */
+	int memory_copy;        /* an earlier schema read through an
+				   upgraded copy in memory (store.c) */
 	int verified;           /* the files as in `seen` hold a store that
 				   passed the check, and only SQLite wrote to
 				   them since (store-check.c) */
@@ -64,7 +66,6 @@ struct store {
 
 /* -1 after error() naming the store, what failed and SQLite's message. */
 int sq_error(struct store *s, const char *what);
-int sq_exec(struct store *s, const char *sql);
 /* A statement, or NULL after error() (and when nErr is set already). */
 struct sqlite3_stmt *sq_prepare(struct store *s, const char *sql);
 /*
