@@ -94,14 +94,15 @@ step_line(const char *what, size_t done, size_t total, const char *unit)
 		current = NULL;
 		return;
 	}
-	/* a step over within half a second never draws
-	 * ($SHIMBENCH_PROGRESS_AFTER: other seconds, for the tests) */
+	/* a step over within half a second never draws, and a line is
+	 * redrawn ten times a second at most ($SHIMBENCH_PROGRESS_AFTER:
+	 * other seconds, 0 every step, for the tests) */
 	if (after < 0) {
 		const char *e = getenv("SHIMBENCH_PROGRESS_AFTER");
 
 		after = e && *e ? atof(e) : 0.5;
 	}
-	if (now - started < after || now - drawn_at < 0.1)
+	if (now - started < after || now - drawn_at < (after < 0.1 ? after : 0.1))
 		return;
 	drawn_at = now;
 	el = now - started;
