@@ -84,6 +84,7 @@ LIB_OBJS += evidence/fingerprint-here.o
 LIB_OBJS += evidence/sums.o
 # run: plans, targets, transports, the run engine
 LIB_OBJS += run/plan.o
+LIB_OBJS += run/ablate.o
 LIB_OBJS += run/transports.o
 LIB_OBJS += run/transport.o
 LIB_OBJS += run/transport-local.o
