@@ -2,6 +2,10 @@
 #include "analysis/report.h"
 #include "evidence/state.h"
 #include "analysis/provenance.h"
+#include "analysis/capfacts.h"
+#include "evidence/caps.h"
+#include "evidence/fingerprint.h"
+#include "evidence/runrec.h"
 #include "analysis/workload.h"
 #include "evidence/selection.h"
 #include "evidence/store.h"
@@ -72,6 +76,11 @@ cell_add(struct rep_cell *c, const struct store_result *r)
 {
 	size_t i;
 
+	if (!c->nrun_ids || c->run_ids[c->nrun_ids - 1] != r->run_id) {
+		c->run_ids = xrealloc(c->run_ids,
+				      (c->nrun_ids + 1) * sizeof(int64_t));
+		c->run_ids[c->nrun_ids++] = r->run_id;
+	}
 	if (!c->variant) {
 		c->variant = xstrdup(r->variant);
 		c->role = xstrdup(r->role);
@@ -123,6 +132,9 @@ cell_release(struct rep_cell *c)
 	free(c->run_n);
 	strv_free(c->idents);
 	free(c->sessions);
+	free(c->run_ids);
+	free(c->facts);
+	free(c->shim_config);
 }
 
 static void
@@ -372,6 +384,157 @@ warn_workloads(struct report *rep)
 	free(pooled);
 }
 
+/* ---- the report's cells ------------------------------------------------- */
+
+struct run_facts {
+	int64_t id;
+	char *facts, *shim;
+};
+
+static int
+cmp_facts(const void *a, const void *b)
+{
+	const struct run_facts *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Joins the distinct texts of a cell's runs with " | ". */
+static char *
+joined(char **v, size_t n)
+{
+	struct buf b = BUF_INIT;
+	size_t i, j;
+
+	if (!n)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && strcmp(v[j], v[i]); j++)
+			;
+		if (j == i)
+			buf_addf(&b, "%s%s", b.len ? " | " : "", v[i]);
+	}
+	return buf_detach(&b, NULL);
+}
+
+static void
+fill_cell(struct rep_cell *c, const struct run_facts *rf, size_t n)
+{
+	char **facts = xcalloc(c->nrun_ids + 1, sizeof(char *));
+	char **shim = xcalloc(c->nrun_ids + 1, sizeof(char *));
+	size_t nf = 0, ns = 0, i, nomark = 0;
+
+	for (i = 0; i < c->nrun_ids; i++) {
+		struct run_facts key = { c->run_ids[i], NULL, NULL };
+		const struct run_facts *f = bsearch(&key, rf, n, sizeof(*rf),
+						    cmp_facts);
+
+		if (f && f->facts && *f->facts)
+			facts[nf++] = f->facts;
+		if (f && f->shim)
+			shim[ns++] = f->shim;
+		else
+			nomark++;
+	}
+	free(c->facts);
+	free(c->shim_config);
+	c->facts = joined(facts, nf);
+	c->shim_config = joined(shim, ns);
+	if (c->shim_config && nomark) {
+		/* some runs printed no marker: never one configuration */
+		char *s = xstrfmt("%s | (no marker)", c->shim_config);
+		free(c->shim_config);
+		c->shim_config = s;
+	}
+	free(facts);
+	free(shim);
+}
+
+/*
+ * Whether the tables say host and guest: a target is a virtual machine,
+ * and the report is not one where everything, bare metal included, ran
+ * in VMs (a Linux cloud machine running bare, stock and shim has no
+ * host/guest split): some target is not a VM, or none ran bare metal.
+ */
+static int
+says_guest(const struct report *r)
+{
+	const struct provenance *p = r->prov;
+	int vm = 0, not_vm = 0, bare = 0;
+	size_t i;
+
+	for (i = 0; p && i < p->ne; i++) {
+		struct fingerprint fp;
+
+		error_silent++;
+		if (fingerprint_from_text(&fp, p->e[i].fingerprint_json,
+					  NULL) == 0) {
+			vm |= fp.is_vm == 1;
+			not_vm |= fp.is_vm != 1;
+			fingerprint_release(&fp);
+		}
+		error_silent--;
+	}
+	for (i = 0; i < r->n; i++)
+		bare |= r->w[i].host.variant != NULL;
+	return vm && (not_vm || !bare);
+}
+
+static int
+capfacts_fill(struct store *s, struct report *r)
+{
+	struct run_facts *rf = NULL;
+	size_t nrf = 0, i, j, k;
+
+	r->guest = says_guest(r);
+	for (i = 0; i < r->nsessions; i++) {
+		struct run_rec *runs;
+		size_t n;
+
+		if (store_runs_get(s, r->session_ids[i], &runs, &n) < 0)
+			goto fail;
+		rf = xrealloc(rf, (nrf + n + 1) * sizeof(*rf));
+		for (k = 0; k < n; k++) {
+			struct caps c;
+
+			rf[nrf].id = runs[k].id;
+			if (caps_from_json(runs[k].capabilities_json, &c) < 0) {
+				rf[nrf].facts = NULL;
+				rf[nrf].shim = NULL;
+			} else {
+				rf[nrf].facts = capfacts_describe(&c);
+				rf[nrf].shim = capfacts_shim_config(&c);
+			}
+			caps_release(&c);
+			nrf++;
+		}
+		store_runs_free(runs, n);
+	}
+	qsort(rf, nrf, sizeof(*rf), cmp_facts);
+	for (i = 0; i < r->n; i++) {
+		struct rep_workload *w = &r->w[i];
+
+		fill_cell(&w->host, rf, nrf);
+		fill_cell(&w->stock, rf, nrf);
+		fill_cell(&w->shim, rf, nrf);
+		for (j = 0; j < w->nothers; j++)
+			fill_cell(&w->others[j], rf, nrf);
+	}
+	for (i = 0; i < nrf; i++) {
+		free(rf[i].facts);
+		free(rf[i].shim);
+	}
+	free(rf);
+	return 0;
+fail:
+	for (i = 0; i < nrf; i++) {
+		free(rf[i].facts);
+		free(rf[i].shim);
+	}
+	free(rf);
+	return -1;
+}
+
 static int report_build_tx(struct store *s, const struct selection *sel,
 			   struct report *out);
 
@@ -483,6 +646,8 @@ report_build_tx(struct store *s, const struct selection *sel,
 	}
 	store_results_free(rows, n);
 	store_left_out_free(lo, nlo);
+	if (capfacts_fill(s, out) < 0)
+		return -1;
 	for (i = 0; i < out->n; i++) {
 		struct rep_workload *w = &out->w[i];
 		stats_summary(w->host.ts, w->host.n, &w->host.sum);
