@@ -209,9 +209,23 @@ expect_code 0 "the bundle imports into an empty store" "$SHIMBENCH" --db "$WORK/
 expect_code 0 "the imported store gives the same table" "$SHIMBENCH" --db "$WORK/i.db" report --ablation --format csv
 cmp -s "$WORK/out" "$WORK/abl.csv" && ok "the same table from the import" || not_ok "the import's table differs"
 
-# Without bare: no percentages, and the reason.
-expect_code 0 "a selection without bare" "$SHIMBENCH" --db "$DB" report --ablation --select role=shim+ablation
+# Without bare: no percentages, and the reason (a plan without it, one
+# capability, no "all").
+python3 - "$WORK/plan.json" >"$WORK/nobare.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["variants"] = [v for v in p["variants"] if v["name"] != "bare"]
+p["ablate"]["hide"] = ["fp16"]
+p["ablate"]["all"] = False
+p["processes"] = 1
+print(json.dumps(p))
+PY
+expect_code 0 "a plan without bare runs" "$SHIMBENCH" --db "$WORK/nobare.db" run "$WORK/nobare.json"
+[ "$(sqlite3 "$WORK/nobare.db" "select group_concat(variant) from (select variant from runs order by variant)")" = "shim,shim-hide-fp16,stock" ] &&
+	ok "one generated variant, no all" || not_ok "variants: $(sqlite3 "$WORK/nobare.db" "select variant from runs")"
+expect_code 0 "its ablation table" "$SHIMBENCH" --db "$WORK/nobare.db" report --ablation
 grep_in "$WORK/out" "has no bare-metal run: no percentages" "says why there is no cost"
+grep -q "| fp16 .*| shim-hide-fp16 .*| *– | *– |" "$WORK/out" && ok "and shows none" || not_ok "a cost without bare"
 # A store without ablation runs.
 expect_code 0 "a plain run" "$SHIMBENCH" --db "$WORK/plain.db" import "$TOP/bench/t/fixtures/os-update/base" --mapping "$TOP/bench/t/fixtures/os-update/base.mapping.json"
 expect_code 3 "report --ablation without ablation runs" "$SHIMBENCH" --db "$WORK/plain.db" report --ablation
