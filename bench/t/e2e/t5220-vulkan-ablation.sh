@@ -194,6 +194,8 @@ grep -q "Bare-metal host\|Stock guest\|Guest speedup" "$WORK/report.md" &&
 expect_code 0 "report --format html" "$SHIMBENCH" --db "$DB" report --format html -o "$WORK/r.html"
 grep_in "$WORK/r.html" "<h2 id=\"ablation\">Capability ablation: cost in % of bare</h2>" "html: the ablation section"
 grep_in "$WORK/r.html" "<h2>Capabilities each variant reported</h2>" "html: the capabilities"
+grep -q "stock guest\|bare-metal host\|Guest speedup" "$WORK/r.html" &&
+	not_ok "html: host/guest wording (tables or chart legends)" || ok "html: no host/guest wording"
 expect_code 0 "report --format json" "$SHIMBENCH" --db "$DB" report --format json
 check "json: the ablation rows and each cell's capabilities" python3 -c "
 import json; r = json.load(open('$WORK/out'))
