@@ -1,9 +1,9 @@
 #!/bin/bash
 # Capability ablation for real on lavapipe (Mesa's Vulkan on the CPU,
-# provisioned by make lavapipe): bench/plans/vulkan-ablation.json, with
-# only the model (the synthetic tiny one), the counts and the paths
-# replaced, run by `shimbench run` with the real llama-bench, ggml's
-# Vulkan backend and the real shim. The mechanism, not the speed (lavapipe
+# provisioned by make lavapipe): bench/plans/vulkan-ablation.json through
+# bench/scripts/vulkan-study.sh (the tiny synthetic model, short counts),
+# run by `shimbench run` with the real llama-bench, ggml's Vulkan backend
+# and the real shim. The mechanism, not the speed (lavapipe
 # emulates cooperative matrices): every generated variant verified; each
 # one's marker, ggml line and probe differ from the shim variant's in
 # exactly what it hides; the ablation table present in every format and
@@ -30,35 +30,26 @@ fi
 SO=$TOP/build/shim/vulkan/libVulkanCapabilities.so
 SHA=$(sha256sum "$SO" | cut -d' ' -f1)
 export MESA_SHADER_CACHE_DIR=$TOP/build/mesa-shader-cache VK_DRIVER_FILES=$LVP
-MODEL=$WORK/synth-tiny.gguf
-expect_code 0 "synthesize the tiny model" "$SHIMBENCH" models synth tiny -o "$MODEL"
-
-# The shipped plan, its ablate object untouched.
-python3 - "$TOP" "$MODEL" "$SO" "$SHA" >"$WORK/plan.json" <<'PY'
+OUT=$WORK/abl
+# The study script with the ablation plan, as on a GPU (a warm-up session
+# of one process per variant first, kept apart).
+expect_code 0 "vulkan-study.sh with the ablation plan on lavapipe" env SHIMBENCH="$SHIMBENCH" \
+	VULKAN_STUDY_PLAN=bench/plans/vulkan-ablation.json VULKAN_STUDY_ARGS="-p 16 -n 4 -r 2" \
+	VULKAN_STUDY_PROCESSES=2 sh "$TOP/bench/scripts/vulkan-study.sh" "$OUT"
+DB=$OUT/study.db
+B=$OUT/bundle
+grep_in "$OUT/summary.md" "22 runs verified, 0 unverified." "summary: every run verified"
+grep_in "$OUT/summary.md" "## Capability ablation: cost in % of bare" "summary: the ablation table"
+check "the plan run is the shipped one, its ablate object untouched" python3 -c "
 import json, sys
-top, model, so, sha = sys.argv[1:]
-p = json.load(open(top + "/bench/plans/vulkan-ablation.json"))
-p["models"] = [{"name": "synth-tiny", "path": model}]
-p["targets"]["here"]["llama_bench"] = top + "/.llama/vulkan/bin/llama-bench"
-p["llama_bench"]["args"] = ["-p", "16", "-n", "4", "-r", "2"]
-p["processes"] = 2
-p["timeout"] = 300
-for v in p["variants"]:
-    if "inject" in v:
-        v["inject"]["library"] = so
-        v["inject"]["sha256"] = sha
-    if "probe" in v:
-        v["probe"]["argv"][0] = top + "/" + v["probe"]["argv"][0]
-        v["probe"]["argv"][1] = top + "/" + v["probe"]["argv"][1]
-json.dump(p, open("/dev/stdout", "w"), indent=1)
-PY
-DB=$WORK/abl.db
-B=$WORK/bundle
-expect_code 0 "the ablation plan runs on lavapipe" "$SHIMBENCH" --db "$DB" run --bundle "$B" "$WORK/plan.json"
+a, b = (json.load(open(f)) for f in ('$TOP/bench/plans/vulkan-ablation.json', '$OUT/plan.json'))
+assert a['ablate'] == b['ablate'] and [v['name'] for v in a['variants']] == [v['name'] for v in b['variants']]"
 q() { sqlite3 "$DB" "$1"; }
 [ "$(q "select count(*) from runs where verification='verified'")" = 22 ] &&
 	ok "22 runs (11 variants x 2), every one verified" ||
 	not_ok "runs: $(q "select variant, verification from runs")"
+[ "$(sqlite3 "$OUT/warmup.db" "select count(*) from runs")" = 11 ] &&
+	ok "the warm-up: one process per variant, apart" || not_ok "warm-up runs"
 [ "$(q "select count(distinct variant) from runs where role='ablation'")" = 8 ] &&
 	ok "8 generated variants of role ablation (7 capabilities and all)" ||
 	not_ok "ablation variants: $(q "select distinct variant from runs where role='ablation'")"
@@ -213,7 +204,8 @@ cmp -s "$WORK/out" "$WORK/abl.csv" && ok "the same table from the import" || not
 
 # Without bare: no percentages, and the reason (a plan without it, one
 # capability, no "all").
-python3 - "$WORK/plan.json" >"$WORK/nobare.json" <<'PY'
+cd "$TOP"   # the plan's paths are the repository's
+python3 - "$OUT/plan.json" >"$WORK/nobare.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))
 p["variants"] = [v for v in p["variants"] if v["name"] != "bare"]
@@ -234,7 +226,7 @@ expect_code 3 "report --ablation without ablation runs" "$SHIMBENCH" --db "$WORK
 grep_in "$WORK/err" "no ablation runs in the selection" "says so"
 
 # A bad ablate object: refused before anything runs, naming the key.
-python3 - "$WORK/plan.json" >"$WORK/bad.json" <<'PY'
+python3 - "$OUT/plan.json" >"$WORK/bad.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))
 p["ablate"]["hide"] = ["fp16", "16bit-storage"]
