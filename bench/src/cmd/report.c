@@ -81,7 +81,8 @@ const struct command cmd_report = {
 		"table: cost in % of bare per capability taken away.\n",
 	.opts = report_opts,
 	.epilogue = "exit: 0 reported, 2 usage (an unknown selection key), 3 no "
-		"store or nothing matched the selection\n",
+		"store, nothing matched the selection, or --ablation and no "
+		"ablation runs in it\n",
 	.max_args = 0,
 };
 
