@@ -5,7 +5,6 @@
 #include "analysis/capfacts.h"
 #include "evidence/caps.h"
 #include "evidence/fingerprint.h"
-#include "evidence/runrec.h"
 #include "analysis/workload.h"
 #include "evidence/selection.h"
 #include "evidence/store.h"
@@ -13,6 +12,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,7 +388,8 @@ warn_workloads(struct report *rep)
 
 struct run_facts {
 	int64_t id;
-	char *facts, *shim;
+	const char *key;        /* the stored text (memo) */
+	char *facts, *shim;     /* the memo's; borrowed in the runs' */
 };
 
 static int
@@ -425,7 +426,7 @@ fill_cell(struct rep_cell *c, const struct run_facts *rf, size_t n)
 	size_t nf = 0, ns = 0, i, nomark = 0;
 
 	for (i = 0; i < c->nrun_ids; i++) {
-		struct run_facts key = { c->run_ids[i], NULL, NULL };
+		struct run_facts key = { c->run_ids[i], NULL, NULL, NULL };
 		const struct run_facts *f = bsearch(&key, rf, n, sizeof(*rf),
 						    cmp_facts);
 
@@ -480,59 +481,102 @@ says_guest(const struct report *r)
 	return vm && (not_vm || !bare);
 }
 
+/* Every run of the report's cells, each cell's in order (caller frees). */
+static int64_t *
+cell_run_ids(const struct report *r, size_t *n)
+{
+	int64_t *ids = NULL;
+	size_t k = 0, i, j, c;
+
+	for (i = 0; i < r->n; i++) {
+		const struct rep_workload *w = &r->w[i];
+
+		for (j = 0; j < 3 + w->nothers; j++) {
+			const struct rep_cell *cl = j == 0 ? &w->host :
+				j == 1 ? &w->stock : j == 2 ? &w->shim :
+				&w->others[j - 3];
+
+			ids = xrealloc(ids, (k + cl->nrun_ids + 1) * sizeof(*ids));
+			for (c = 0; c < cl->nrun_ids; c++)
+				ids[k++] = cl->run_ids[c];
+		}
+	}
+	*n = k;
+	return ids;
+}
+
+/* Runs by the address of their stored text: the store interns it. */
+static int
+cmp_key(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct run_facts *)a)->key;
+	uintptr_t y = (uintptr_t)((const struct run_facts *)b)->key;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Each cell's capability facts and shim marker, from its runs' stored
+ * capabilities (one statement for all the runs: store_run_facts()); the
+ * facts of one stored text are worked out once (the runs that share it
+ * borrow the first one's, own[] holds them).
+ */
 static int
 capfacts_fill(struct store *s, struct report *r)
 {
-	struct run_facts *rf = NULL;
-	size_t nrf = 0, i, j, k;
+	struct store_run_facts *f = NULL;
+	struct run_facts *rf;
+	size_t n, i, j, nown = 0;
+	char **own;
+	int64_t *ids = cell_run_ids(r, &n);
 
 	r->guest = says_guest(r);
-	for (i = 0; i < r->nsessions; i++) {
-		struct run_rec *runs;
-		size_t n;
-
-		if (store_runs_get(s, r->session_ids[i], &runs, &n) < 0)
-			goto fail;
-		rf = xrealloc(rf, (nrf + n + 1) * sizeof(*rf));
-		for (k = 0; k < n; k++) {
-			struct caps c;
-
-			rf[nrf].id = runs[k].id;
-			if (caps_from_json(runs[k].capabilities_json, &c) < 0) {
-				rf[nrf].facts = NULL;
-				rf[nrf].shim = NULL;
-			} else {
-				rf[nrf].facts = capfacts_describe(&c);
-				rf[nrf].shim = capfacts_shim_config(&c);
-			}
-			caps_release(&c);
-			nrf++;
-		}
-		store_runs_free(runs, n);
+	if (store_run_facts(s, ids, n, &f) < 0) {
+		free(ids);
+		return -1;
 	}
-	qsort(rf, nrf, sizeof(*rf), cmp_facts);
+	free(ids);
+	rf = xcalloc(n + 1, sizeof(*rf));
+	own = xcalloc(2 * n + 1, sizeof(char *));
+	for (i = 0; i < n; i++) {
+		rf[i].id = f[i].id;
+		rf[i].key = f[i].id ? f[i].capabilities : "";
+	}
+	qsort(rf, n, sizeof(*rf), cmp_key);
+	for (i = 0; i < n; i++) {
+		struct caps c;
+
+		if (!*rf[i].key)
+			continue;
+		if (i && rf[i].key == rf[i - 1].key) {
+			rf[i].facts = rf[i - 1].facts;
+			rf[i].shim = rf[i - 1].shim;
+			continue;
+		}
+		if (caps_from_json(rf[i].key, &c) == 0) {
+			own[nown++] = rf[i].facts = capfacts_describe(&c);
+			rf[i].shim = capfacts_shim_config(&c);
+			if (rf[i].shim)
+				own[nown++] = rf[i].shim;
+		}
+		caps_release(&c);
+	}
+	store_run_facts_free(f, n);
+	qsort(rf, n, sizeof(*rf), cmp_facts);
 	for (i = 0; i < r->n; i++) {
 		struct rep_workload *w = &r->w[i];
 
-		fill_cell(&w->host, rf, nrf);
-		fill_cell(&w->stock, rf, nrf);
-		fill_cell(&w->shim, rf, nrf);
+		fill_cell(&w->host, rf, n);
+		fill_cell(&w->stock, rf, n);
+		fill_cell(&w->shim, rf, n);
 		for (j = 0; j < w->nothers; j++)
-			fill_cell(&w->others[j], rf, nrf);
+			fill_cell(&w->others[j], rf, n);
 	}
-	for (i = 0; i < nrf; i++) {
-		free(rf[i].facts);
-		free(rf[i].shim);
-	}
+	for (i = 0; i < nown; i++)
+		free(own[i]);
+	free(own);
 	free(rf);
 	return 0;
-fail:
-	for (i = 0; i < nrf; i++) {
-		free(rf[i].facts);
-		free(rf[i].shim);
-	}
-	free(rf);
-	return -1;
 }
 
 static int report_build_tx(struct store *s, const struct selection *sel,

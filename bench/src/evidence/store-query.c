@@ -818,7 +818,8 @@ facts_empty(struct store_run_facts *f)
 	memset(f, 0, sizeof(*f));
 	f->target = f->variant = f->role = f->runtime = f->model =
 		f->model_label = f->model_sha256 = f->model_file =
-		f->started_at = f->status = f->verification = (char *)"";
+		f->started_at = f->status = f->verification =
+		f->capabilities = (char *)"";
 }
 
 struct id_at {
@@ -862,7 +863,8 @@ store_run_facts(struct store *s, const int64_t *ids, size_t n,
 		" r.target, r.variant, r.role, r.runtime, coalesce(r.model, ''),"
 		" coalesce(r.model_label, r.model, ''),"
 		" coalesce(r.model_sha256, a.sha256, ''), coalesce(a.path, ''),"
-		" coalesce(r.started_at, ''), r.status, r.verification"
+		" coalesce(r.started_at, ''), r.status, r.verification,"
+		" coalesce(r.capabilities_json, '')"
 		" FROM runs r LEFT JOIN artifacts a ON a.id=r.artifact_id"
 		" WHERE r.id BETWEEN ?1 AND ?2 ORDER BY r.id") : NULL;
 	if (n && !st) {
@@ -899,6 +901,7 @@ store_run_facts(struct store *s, const int64_t *ids, size_t n,
 			f->started_at = col_interned(s, st, k++, lastv);
 			f->status = col_interned(s, st, k++, lastv);
 			f->verification = col_interned(s, st, k++, lastv);
+			f->capabilities = col_interned(s, st, k++, lastv);
 		}
 	}
 	sqlite3_finalize(st);

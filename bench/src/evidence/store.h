@@ -317,6 +317,8 @@ struct store_run_facts {
 	char *model_file;     /* the artifact's file name; "" unknown */
 	char *started_at;     /* when it was measured (UTC); "" unknown */
 	char *status, *verification;
+	char *capabilities;   /* the run's capability facts as stored (JSON,
+				 evidence/caps.h); "" none (issue 18) */
 };
 /*
  * The facts of the runs ids[0..n), in that order, into *out (n records;
