@@ -80,6 +80,8 @@ capfacts_describe(const struct caps *c)
 			sep(&b, start, ", ");
 			buf_adds(&b, "paravirtual");
 		}
+		if (b.len == start)     /* a Metal block with none of these */
+			buf_reset(&b);
 	}
 	if (c->vulkan.present)
 		vulkan_facts(&c->vulkan, &b);

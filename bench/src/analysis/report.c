@@ -4,7 +4,6 @@
 #include "analysis/provenance.h"
 #include "analysis/capfacts.h"
 #include "evidence/caps.h"
-#include "evidence/fingerprint.h"
 #include "analysis/workload.h"
 #include "evidence/selection.h"
 #include "evidence/store.h"
@@ -418,6 +417,21 @@ joined(char **v, size_t n)
 	return buf_detach(&b, NULL);
 }
 
+/*
+ * The runs whose capability facts a cell shows: all of them up to
+ * CAPFACTS_RUNS, else the first and the last CAPFACTS_RUNS / 2 (a cell
+ * pooled over thousands of sessions must not read every run's row: the
+ * facts sit behind its raw outputs in the runs table).
+ */
+#define CAPFACTS_RUNS 16
+
+static int
+facts_run(const struct rep_cell *c, size_t k)
+{
+	return c->nrun_ids <= CAPFACTS_RUNS || k < CAPFACTS_RUNS / 2 ||
+	       k >= c->nrun_ids - CAPFACTS_RUNS / 2;
+}
+
 static void
 fill_cell(struct rep_cell *c, const struct run_facts *rf, size_t n)
 {
@@ -427,8 +441,11 @@ fill_cell(struct rep_cell *c, const struct run_facts *rf, size_t n)
 
 	for (i = 0; i < c->nrun_ids; i++) {
 		struct run_facts key = { c->run_ids[i], NULL, NULL, NULL };
-		const struct run_facts *f = bsearch(&key, rf, n, sizeof(*rf),
-						    cmp_facts);
+		const struct run_facts *f;
+
+		if (!facts_run(c, i))
+			continue;
+		f = bsearch(&key, rf, n, sizeof(*rf), cmp_facts);
 
 		if (f && f->facts && *f->facts)
 			facts[nf++] = f->facts;
@@ -465,23 +482,15 @@ says_guest(const struct report *r)
 	size_t i;
 
 	for (i = 0; p && i < p->ne; i++) {
-		struct fingerprint fp;
-
-		error_silent++;
-		if (fingerprint_from_text(&fp, p->e[i].fingerprint_json,
-					  NULL) == 0) {
-			vm |= fp.is_vm == 1;
-			not_vm |= fp.is_vm != 1;
-			fingerprint_release(&fp);
-		}
-		error_silent--;
+		vm |= p->e[i].is_vm == 1;
+		not_vm |= p->e[i].is_vm != 1;
 	}
 	for (i = 0; i < r->n; i++)
 		bare |= r->w[i].host.variant != NULL;
 	return vm && (not_vm || !bare);
 }
 
-/* Every run of the report's cells, each cell's in order (caller frees). */
+/* Those runs of every cell, each cell's in order (caller frees). */
 static int64_t *
 cell_run_ids(const struct report *r, size_t *n)
 {
@@ -498,7 +507,8 @@ cell_run_ids(const struct report *r, size_t *n)
 
 			ids = xrealloc(ids, (k + cl->nrun_ids + 1) * sizeof(*ids));
 			for (c = 0; c < cl->nrun_ids; c++)
-				ids[k++] = cl->run_ids[c];
+				if (facts_run(cl, c))
+					ids[k++] = cl->run_ids[c];
 		}
 	}
 	*n = k;
@@ -517,31 +527,32 @@ cmp_key(const void *a, const void *b)
 
 /*
  * Each cell's capability facts and shim marker, from its runs' stored
- * capabilities (one statement for all the runs: store_run_facts()); the
+ * capabilities (store_run_capabilities(): those runs only); the
  * facts of one stored text are worked out once (the runs that share it
  * borrow the first one's, own[] holds them).
  */
 static int
 capfacts_fill(struct store *s, struct report *r)
 {
-	struct store_run_facts *f = NULL;
+	const char **f = NULL;
 	struct run_facts *rf;
 	size_t n, i, j, nown = 0;
 	char **own;
 	int64_t *ids = cell_run_ids(r, &n);
 
 	r->guest = says_guest(r);
-	if (store_run_facts(s, ids, n, &f) < 0) {
+	if (store_run_capabilities(s, ids, n, &f) < 0) {
 		free(ids);
 		return -1;
 	}
-	free(ids);
 	rf = xcalloc(n + 1, sizeof(*rf));
 	own = xcalloc(2 * n + 1, sizeof(char *));
 	for (i = 0; i < n; i++) {
-		rf[i].id = f[i].id;
-		rf[i].key = f[i].id ? f[i].capabilities : "";
+		rf[i].id = ids[i];
+		rf[i].key = f[i];
 	}
+	free(ids);
+	free(f);
 	qsort(rf, n, sizeof(*rf), cmp_key);
 	for (i = 0; i < n; i++) {
 		struct caps c;
@@ -561,7 +572,6 @@ capfacts_fill(struct store *s, struct report *r)
 		}
 		caps_release(&c);
 	}
-	store_run_facts_free(f, n);
 	qsort(rf, n, sizeof(*rf), cmp_facts);
 	for (i = 0; i < r->n; i++) {
 		struct rep_workload *w = &r->w[i];

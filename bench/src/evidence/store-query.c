@@ -818,8 +818,7 @@ facts_empty(struct store_run_facts *f)
 	memset(f, 0, sizeof(*f));
 	f->target = f->variant = f->role = f->runtime = f->model =
 		f->model_label = f->model_sha256 = f->model_file =
-		f->started_at = f->status = f->verification =
-		f->capabilities = (char *)"";
+		f->started_at = f->status = f->verification = (char *)"";
 }
 
 struct id_at {
@@ -863,8 +862,7 @@ store_run_facts(struct store *s, const int64_t *ids, size_t n,
 		" r.target, r.variant, r.role, r.runtime, coalesce(r.model, ''),"
 		" coalesce(r.model_label, r.model, ''),"
 		" coalesce(r.model_sha256, a.sha256, ''), coalesce(a.path, ''),"
-		" coalesce(r.started_at, ''), r.status, r.verification,"
-		" coalesce(r.capabilities_json, '')"
+		" coalesce(r.started_at, ''), r.status, r.verification"
 		" FROM runs r LEFT JOIN artifacts a ON a.id=r.artifact_id"
 		" WHERE r.id BETWEEN ?1 AND ?2 ORDER BY r.id") : NULL;
 	if (n && !st) {
@@ -901,7 +899,6 @@ store_run_facts(struct store *s, const int64_t *ids, size_t n,
 			f->started_at = col_interned(s, st, k++, lastv);
 			f->status = col_interned(s, st, k++, lastv);
 			f->verification = col_interned(s, st, k++, lastv);
-			f->capabilities = col_interned(s, st, k++, lastv);
 		}
 	}
 	sqlite3_finalize(st);
@@ -922,4 +919,43 @@ store_run_facts_free(struct store_run_facts *f, size_t n)
 {
 	(void)n;                /* the strings are the store's (interned) */
 	free(f);
+}
+
+int
+store_run_capabilities(struct store *s, const int64_t *ids, size_t n,
+		       const char ***out)
+{
+	const char **v = xcalloc(n + 1, sizeof(*v));
+	char *lastv[16] = { 0 };
+	sqlite3_stmt *st;
+	size_t i;
+	int rc = SQLITE_DONE;
+
+	sq_op_begin(s);
+	*out = NULL;
+	st = sq_prepare(s, "SELECT coalesce(capabilities_json, '') FROM runs "
+			"WHERE id=?1");
+	if (!st) {
+		free(v);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		v[i] = "";
+		sqlite3_bind_int64(st, 1, ids[i]);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			v[i] = col_interned(s, st, 0, lastv);
+			rc = SQLITE_DONE;
+		}
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			break;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(v);
+		return sq_error(s, "read capability facts");
+	}
+	*out = v;
+	return 0;
 }

@@ -317,8 +317,6 @@ struct store_run_facts {
 	char *model_file;     /* the artifact's file name; "" unknown */
 	char *started_at;     /* when it was measured (UTC); "" unknown */
 	char *status, *verification;
-	char *capabilities;   /* the run's capability facts as stored (JSON,
-				 evidence/caps.h); "" none (issue 18) */
 };
 /*
  * The facts of the runs ids[0..n), in that order, into *out (n records;
@@ -329,5 +327,17 @@ struct store_run_facts {
 int store_run_facts(struct store *s, const int64_t *ids, size_t n,
 		    struct store_run_facts **out);
 void store_run_facts_free(struct store_run_facts *f, size_t n);
+
+/*
+ * The stored capability facts of the runs ids[0..n) (JSON, evidence/
+ * caps.h), in that order, into *out (n strings; "" for a run without any
+ * or that does not exist): one lookup by id each, so a report reads only
+ * the runs it shows the facts of, never a range of the table. The
+ * strings are the store's (interned: runs with the same facts share one),
+ * valid until store_close(); free(*out) only. 0, or -1 after error().
+ * (issue 18)
+ */
+int store_run_capabilities(struct store *s, const int64_t *ids, size_t n,
+			   const char ***out);
 
 #endif
