@@ -104,6 +104,7 @@ LIB_OBJS += analysis/mwu.o
 LIB_OBJS += analysis/workload.o
 LIB_OBJS += analysis/outliers.o
 LIB_OBJS += analysis/gate.o
+LIB_OBJS += analysis/gateinject.o
 LIB_OBJS += analysis/sequential.o
 LIB_OBJS += analysis/baseline.o
 LIB_OBJS += analysis/changepoint.o

@@ -76,7 +76,7 @@ baseline_auto(struct store *s, const struct selection *cand,
 	     e++)
 		;
 	if (e == nb)
-		return error("--baseline auto: the candidate has no "
+		return out->none = "no-fingerprint", error("--baseline auto: the candidate has no "
 			     "fingerprint to pair on"), RC_NOTHING;
 	for (i = 0; i < nb; i++)
 		if (strcmp(rb[i].measured_at, measured) > 0)
@@ -95,6 +95,7 @@ baseline_auto(struct store *s, const struct selection *cand,
 	out->base = xstrdup(rb[e].base_identity);
 	if (!pick) {
 		store_base_sessions_free(v, n);
+		out->none = "no-other-os-build";
 		error("--baseline auto: no other session has the candidate's "
 		      "fingerprint with another OS build and counts (status ok, "
 		      "not tampered)%s%s",

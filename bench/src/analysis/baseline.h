@@ -35,6 +35,12 @@ struct baseline_pick {
 				       session 8 (failed)"; "" none */
 	long nskipped;
 	char *reason;               /* why that one, in words */
+	const char *none;           /* RC_NOTHING: "no-fingerprint" (the
+				       candidate has none), "no-other-os-build"
+				       (no session of its base fingerprint
+				       with another OS build counts: no OS
+				       update since), "nothing-comparable"
+				       (some do, none shares a workload) */
 	struct selection sel;       /* the baseline selection */
 };
 

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-#include "analysis/gate.h"
+#include "analysis/gate-internal.h"
 #include "evidence/state.h"
 #include "analysis/baseline.h"
 #include "analysis/outliers.h"
@@ -577,9 +577,9 @@ threshold_for(const struct gate_opts *o, const char *test)
 	return o->threshold;
 }
 
-static struct gate_check *
-add_check(struct gate_report *rep, const char *suite, const char *name,
-	  enum gate_verdict v, char *message)
+struct gate_check *
+gate_add_check(struct gate_report *rep, const char *suite, const char *name,
+	       enum gate_verdict v, char *message)
 {
 	struct gate_check *k;
 
@@ -749,6 +749,8 @@ resolve_auto(struct store *s, const struct selection *cand,
 		rep->auto_base = p.base;
 		rep->auto_reason = p.reason;
 		p.cand_os_build = p.base = p.reason = NULL;
+	} else if (rc == RC_NOTHING) {
+		rep->auto_none = p.none;
 	}
 	baseline_pick_release(&p);
 	return rc;
@@ -796,7 +798,7 @@ workload_check(struct store *s, const struct gate_opts *o,
 	struct cmp_opts copt = o->cmp;
 	char *what, *lost_a, *lost_b;
 
-	k = add_check(rep, "workload", w->name, GATE_PASS, NULL);
+	k = gate_add_check(rep, "workload", w->name, GATE_PASS, NULL);
 	k->threshold = threshold_for(o, w->test);
 	copt.between_cv = workload_calibrated(s, w, &copt.between_df);
 	what = xstrfmt("%s (baseline)", w->name);
@@ -856,7 +858,8 @@ workload_check(struct store *s, const struct gate_opts *o,
 	free(lost_b);
 }
 
-/* 1 when the rows hold more than one variant among those that count. */
+/* 1 when the rows hold more than one variant (usable or not: a variant
+ * whose runs all lost their injection is still one of the selection's). */
 static int
 several_variants(const struct store_result *r, size_t n)
 {
@@ -864,8 +867,6 @@ several_variants(const struct store_result *r, size_t n)
 	const char *first = NULL;
 
 	for (i = 0; i < n; i++) {
-		if (!workload_row_usable(&r[i]))
-			continue;
 		if (!first)
 			first = r[i].variant;
 		else if (strcmp(first, r[i].variant))
@@ -910,18 +911,18 @@ missing_checks(const struct workload_rows *ra, const struct workload_rows *rb,
 		for (j = 0; j < rb->n; j++) {
 			if (!same_check_workload(a, &rb->r[j], by_variant))
 				continue;
-			if (workload_row_usable(&rb->r[j]))
-				break;
-			why = rb->r[j].n ? "its runs of it were not "
-			      "injection-verified" : "its runs of it hold no "
-			      "samples (llama-bench -r 0, or a run cut off "
-			      "before its first)";
+			if (workload_row_usable(&rb->r[j]) ||
+			    verify_state_of(rb->r[j].verification) ==
+			    VERIFY_UNVERIFIED)
+				break;  /* gated, or its injection check */
+			why = "its runs of it hold no samples (llama-bench -r "
+			      "0, or a run cut off before its first)";
 		}
 		if (j < rb->n)
 			continue;
 		name = xstrfmt("%s%s%s %s", by_variant ? a->variant : "",
 			       by_variant ? ": " : "", a->model, a->test);
-		add_check(rep, "workload", name, GATE_INCONCLUSIVE, xstrfmt(
+		gate_add_check(rep, "workload", name, GATE_INCONCLUSIVE, xstrfmt(
 			"in the baseline (session %lld) but not in the candidate "
 			"'%s'%s%s: a workload that was not measured is no pass",
 			(long long)a->session_id, rb->text, why ? ": " : "",
@@ -990,6 +991,7 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 		workload_check(s, o, &w[i], &ra, cand, rep);
 	if (oa)
 		missing_checks(&ra, cand, rep);
+	gate_injection_checks(&ra, cand, rep);
 	ret = 0;
 cleanup:
 	free(why);
@@ -1024,7 +1026,7 @@ shim_run_check(const struct store_result *r, struct gate_report *rep)
 	}
 	name = xstrfmt("shim run %lld (%s %s)", (long long)r->run_id, r->model,
 		       r->test);
-	add_check(rep, "shim-verified", name, GATE_REGRESSION,
+	gate_add_check(rep, "shim-verified", name, GATE_REGRESSION,
 		  xstrfmt("shim run %lld of session %lld is %s, status %s: %s",
 			  (long long)r->run_id, (long long)r->session_id,
 			  r->verification, r->run_status, why));
@@ -1042,7 +1044,7 @@ shim_speedup_check(struct store *s, const struct gate_opts *o,
 	char ratio[32], lo[32], fl[32];
 
 	co.between_cv = workload_calibrated(s, w, &co.between_df);
-	k = add_check(rep, "shim-speedup", w->name, GATE_PASS, NULL);
+	k = gate_add_check(rep, "shim-speedup", w->name, GATE_PASS, NULL);
 	if (cmp_compute(&w->a, &w->b, &co, &k->r) < 0) {
 		k->verdict = GATE_INCONCLUSIVE;
 		k->message = xstrdup(error_last());
@@ -1124,14 +1126,14 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 		}
 	}
 	if (!shims) {
-		add_check(rep, "shim-verified", "shim runs", GATE_REGRESSION,
+		gate_add_check(rep, "shim-verified", "shim runs", GATE_REGRESSION,
 			  xstrfmt("the candidate '%s' has no shim runs",
 				  o->candidate->text));
 		ret = 0;
 		goto cleanup;
 	}
 	if (!bad)
-		add_check(rep, "shim-verified", "shim runs", GATE_PASS,
+		gate_add_check(rep, "shim-verified", "shim runs", GATE_PASS,
 			  xstrfmt("%zu shim results, every run "
 				  "injection-verified", shims));
 	if (workload_match(stock, ns, shim, nh, &w, &nw, &oa, &ob, NULL) < 0) {
@@ -1141,13 +1143,13 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 	for (i = 0; i < nw; i++)
 		shim_speedup_check(s, o, &w[i], rep);
 	if (!nw && !bad && uncounted)
-		add_check(rep, "shim-speedup", "shim / stock", GATE_INCONCLUSIVE,
+		gate_add_check(rep, "shim-speedup", "shim / stock", GATE_INCONCLUSIVE,
 			  xstrfmt("the candidate's stock and shim results do "
 				  "not count (a tampered, failed, interrupted "
 				  "or partial session or run); include them "
 				  "explicitly (include=...) to gate them"));
 	else if (!nw && !bad)
-		add_check(rep, "shim-speedup", "shim / stock", GATE_REGRESSION,
+		gate_add_check(rep, "shim-speedup", "shim / stock", GATE_REGRESSION,
 			  xstrfmt("no stock run to compare the shim with in "
 				  "'%s'", sel.text));
 	ret = 0;
@@ -1191,6 +1193,8 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 	memset(rep, 0, sizeof(*rep));
 	rep->alpha = o->alpha;
 	ret = workload_load(s, o->candidate, &rb);
+	if (ret == 0 && (o->baseline || o->baseline_auto))
+		ret = gate_count_injection_failures(s, o->candidate, &rb, rep);
 	if (ret < 0)
 		goto cleanup;
 	if (!rb.n && !rb.nlo) {
@@ -1222,7 +1226,7 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 	if ((o->baseline || o->baseline_auto) && !counts) {
 		char *m = workload_nothing_words(&rb);
 
-		add_check(rep, "workload", "candidate", GATE_INCONCLUSIVE,
+		gate_add_check(rep, "workload", "candidate", GATE_INCONCLUSIVE,
 			  xstrfmt("%s: no verdict on data that does not count",
 				  m));
 		free(m);
