@@ -10,7 +10,9 @@
  * identity (the fingerprint without OS version and build) and OS build.
  * Of the other sessions with an environment of that base identity and
  * another OS build, the most recently measured one that counts (status
- * ok, not tampered: the default of selection.h) is the baseline;
+ * ok, not tampered: the default of selection.h) and shares a workload
+ * with the candidate (analysis/workload.h; one that shares none, another
+ * backend say, is passed over and named) is the baseline;
  * sessions measured after the candidate (its newest row's date) come
  * only when no earlier one qualifies. The newer sessions passed over are
  * named with the reason. The baseline selection is the candidate's

@@ -931,6 +931,37 @@ missing_checks(const struct workload_rows *ra, const struct workload_rows *rb,
 	}
 }
 
+/*
+ * An explicit baseline of another machine or setup (its base
+ * fingerprint, everything but OS version and build, differs from the
+ * candidate's): a warning in the verdict, since the ratio then compares
+ * machines, not an OS update.
+ */
+static void
+other_machine_warning(const struct workload_rows *ra,
+		      const struct workload_rows *rb, struct gate_report *rep)
+{
+	const struct store_result *a = NULL, *b = NULL;
+	size_t i;
+
+	for (i = 0; i < ra->n && !a; i++)
+		if (workload_row_usable(&ra->r[i]) && *ra->r[i].base_identity)
+			a = &ra->r[i];
+	for (i = 0; i < rb->n && !b; i++)
+		if (workload_row_usable(&rb->r[i]) && *rb->r[i].base_identity)
+			b = &rb->r[i];
+	if (!a || !b || !strcmp(a->base_identity, b->base_identity))
+		return;
+	warnings_add(&rep->warn, xstrfmt(
+		"the baseline (session %lld, target '%s') was measured on another "
+		"machine or setup than the candidate (session %lld, target '%s'): "
+		"their fingerprints differ beyond OS version and build (base "
+		"fingerprints %.12s and %.12s: hardware, VM, llama.cpp build or "
+		"shim), so the verdict compares those, not only an OS update",
+		(long long)a->session_id, a->target, (long long)b->session_id,
+		b->target, a->base_identity, b->base_identity));
+}
+
 /* The workload checks against the baseline. */
 static int
 baseline_checks(struct store *s, const struct gate_opts *o,
@@ -982,6 +1013,8 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 			"%zu workloads only in the baseline, %zu only in the "
 			"candidate: not gated%s%s", oa, ob, *why ? " (" : "",
 			*why ? why : ""));
+	if (!o->baseline_auto)
+		other_machine_warning(&ra, cand, rep);
 	rep->baseline_words = side_words(ra.r, ra.n);
 	if (provenance_from_results(s, ra.r, ra.n, &rep->prov_baseline) < 0) {
 		ret = -1;

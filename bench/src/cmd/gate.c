@@ -31,8 +31,9 @@ static const struct opt gate_opts[] = {
 	      "the selection to compare with; auto: the most recently "
 	      "measured other session that counts (status ok, not tampered) "
 	      "whose fingerprint equals the candidate's on everything but OS "
-	      "version and build (the macOS-update gate); it says which it "
-	      "took, why, and what it passed over"),
+	      "version and build and that shares a workload with it (the "
+	      "macOS-update gate); it says which it took, why, and what it "
+	      "passed over; none: exit 3, --json says why (no_baseline)"),
 	OPT_C("mode", 0, GO, mode, "M", "detect|prove",
 	      "detect (default): fail only when confidently slower than the "
 	      "threshold; inconclusive when the threshold is below what the "
