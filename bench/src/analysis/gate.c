@@ -461,6 +461,8 @@ gate_store_floor(struct store *s, const struct workload_group *g,
 	nr.target = g->target;
 	nr.model = g->model;
 	nr.test = g->test;
+	nr.variant = g->variant;
+	nr.config = g->config ? g->config->canon : "";
 	nr.session_id = g->session;
 	nr.processes = (int)c->processes;
 	nr.samples = (int)c->samples;
@@ -620,6 +622,15 @@ assumed_words(const struct gate_check *k)
 {
 	if (k->r.noise != NOISE_ASSUMED)
 		return "";
+	if (k->floors_elsewhere > 0)
+		return "; one process per side and no noise floor for this "
+		       "configuration (uncalibrated: this fingerprint's floors "
+		       "for this test are of another model, variant or "
+		       "configuration, and none stands in), so the process "
+		       "effect is assumed to be the conservative 10 % "
+		       "(docs/statistics.md): calibrate this one (shimbench "
+		       "calibrate --store) or run 3 or more processes per side "
+		       "for a tighter verdict";
 	return "; one process per side and no noise floor for this "
 	       "configuration, so the process effect is assumed to be the "
 	       "conservative 10 % (docs/statistics.md): calibrate it "
@@ -801,6 +812,8 @@ workload_check(struct store *s, const struct gate_opts *o,
 	k = gate_add_check(rep, "workload", w->name, GATE_PASS, NULL);
 	k->threshold = threshold_for(o, w->test);
 	copt.between_cv = workload_calibrated(s, w, &copt.between_df);
+	if (copt.between_cv < 0)
+		k->floors_elsewhere = workload_floors_elsewhere(s, w);
 	what = xstrfmt("%s (baseline)", w->name);
 	outliers_side(&w->a, what, &rep->warn);
 	free(what);

@@ -187,6 +187,9 @@ struct gate_check {
 	struct cmp_result r;
 	struct gate_decision d;
 	double threshold;
+	long floors_elsewhere;     /* uncalibrated: floors of the same
+				      fingerprint and test for another
+				      model, variant or configuration */
 };
 
 struct provenance;

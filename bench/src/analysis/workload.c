@@ -591,24 +591,53 @@ workloads_free(struct workload *w, size_t n)
 	free(w);
 }
 
+/* The floor key of w on side i (0 candidate, 1 baseline). */
+static void
+noise_key_of(const struct workload *w, int i, struct noise_key *k)
+{
+	k->identity = i ? w->identity_a : w->identity_b;
+	k->model = w->model;
+	k->test = w->test;
+	k->variant = w->variant;
+	k->config = w->config ? w->config->canon : "";
+}
+
 double
 workload_calibrated(struct store *s, const struct workload *w, double *df)
 {
-	const char *ids[2] = { w->identity_b, w->identity_a };
+	struct noise_key k;
 	double between, within;
 	int i, processes = 0;
 
 	if (df)
 		*df = 0;
-	for (i = 0; i < 2; i++)
-		if (ids[i] && *ids[i] &&
-		    store_noise_get(s, ids[i], w->model, w->test, &between,
-				    &within, NULL, &processes) == 1) {
+	for (i = 0; i < 2; i++) {
+		noise_key_of(w, i, &k);
+		if (k.identity && *k.identity &&
+		    store_noise_get(s, &k, &between, &within, NULL,
+				    &processes) == 1) {
 			if (df)
 				*df = processes > 1 ? processes - 1 : 0;
 			return between;
 		}
+	}
 	return -1;
+}
+
+long
+workload_floors_elsewhere(struct store *s, const struct workload *w)
+{
+	struct noise_key k;
+	long n = 0, m;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		noise_key_of(w, i, &k);
+		if (k.identity && *k.identity &&
+		    (m = store_noise_others(s, &k)) > n)
+			n = m;
+	}
+	return n;
 }
 
 /* ---- calibration groups ----------------------------------------------------- */

@@ -129,13 +129,18 @@ void workloads_free(struct workload *w, size_t n);
 
 /*
  * The calibrated process effect (between-process CV) for a workload:
- * the candidate's fingerprint identity first, then the baseline's; -1
- * when neither was calibrated (or the lookup failed). *df (NULL
- * allowed) gets its degrees of freedom, the calibration's processes
- * less one (0: unknown).
+ * the floor of exactly its measurement (fingerprint identity, test,
+ * model, variant and configuration: store_noise_get()), the
+ * candidate's identity first, then the baseline's; -1 when neither was
+ * calibrated (or the lookup failed). *df (NULL allowed) gets its
+ * degrees of freedom, the calibration's processes less one (0:
+ * unknown). workload_floors_elsewhere(): how many floors the same
+ * fingerprint and test hold for other models, variants or
+ * configurations (none of which stands in), for the words.
  */
 double workload_calibrated(struct store *s, const struct workload *w,
 			   double *df);
+long workload_floors_elsewhere(struct store *s, const struct workload *w);
 
 /*
  * The processes of one configuration for calibration: rows grouped by
