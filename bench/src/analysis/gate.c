@@ -8,6 +8,7 @@
 #include "analysis/workload.h"
 #include "evidence/selection.h"
 #include "evidence/store.h"
+#include "evidence/runrec.h"
 #include "base/json.h"
 #include "base/rng.h"
 #include "base/util.h"
@@ -768,19 +769,68 @@ resolve_auto(struct store *s, const struct selection *cand,
 }
 
 /*
+ * "decided on 2 of the 3 processes session 2 ran of it (run 5 crashed,
+ * killed by signal 9)" for the side's one session (nothing when the
+ * side pools several, or none was lost); from the session's runs, so a
+ * process killed before its first row counts too.
+ */
+static void
+of_runs_words(struct store *s, const struct cmp_side *side, int64_t session,
+	      const char *model, struct buf *b)
+{
+	struct run_rec *runs = NULL;
+	const char *variant = NULL;
+	size_t n = 0, i, total = 0, lost = 0;
+	struct buf why = BUF_INIT;
+
+	if (!side->nproc || store_runs_get(s, session, &runs, &n) < 0)
+		return;
+	for (i = 0; i < n && !variant; i++)
+		if (runs[i].id == side->run_id[0])
+			variant = runs[i].variant;
+	for (i = 0; variant && i < n; i++) {
+		const struct run_rec *r = &runs[i];
+
+		if (strcmp(r->variant, variant) || strcmp(r->model, model))
+			continue;
+		total++;
+		if (run_state_of(r->status) == RUN_STATE_OK)
+			continue;
+		if (lost++ >= 4)
+			continue;
+		buf_addf(&why, "%srun %lld %s", why.len ? ", " : "",
+			 (long long)r->id, r->status);
+		if (r->signal > 0)
+			buf_addf(&why, ", killed by signal %lld",
+				 (long long)r->signal);
+	}
+	if (lost && total > side->nproc)
+		buf_addf(b, "%sdecided on %zu of the %zu processes session %lld "
+			 "ran of it (%s)", b->len ? "; " : "", side->nproc,
+			 total, (long long)session, why.buf);
+	buf_release(&why);
+	store_runs_free(runs, n);
+}
+
+/*
  * The processes a side of w lost, in words ("" none, caller frees):
- * runs of its session that the defaults left out (a killed or failed
- * process) and fewer processes than the other side holds.
+ * how many of its session's processes it decided on and why the others
+ * do not count (a killed or failed process), runs the defaults left out,
+ * and fewer processes than the other side holds.
  */
 static char *
-lost_words(const struct workload *w, const struct workload_rows *rows,
-	   int candidate)
+lost_words(struct store *s, const struct workload *w,
+	   const struct workload_rows *rows, int candidate)
 {
 	struct buf b = BUF_INIT;
 	int64_t session = candidate ? w->session_b : w->session_a;
-	size_t mine = candidate ? w->b.nproc : w->a.nproc;
+	const struct cmp_side *side = candidate ? &w->b : &w->a;
+	const char *sessions = candidate ? w->sessions_b : w->sessions_a;
+	size_t mine = side->nproc;
 	size_t theirs = candidate ? w->a.nproc : w->b.nproc, i;
 
+	if (sessions && !strchr(sessions, ','))
+		of_runs_words(s, side, session, w->model, &b);
 	for (i = 0; rows && i < rows->nlo; i++) {
 		const struct store_left_out *l = &rows->lo[i];
 
@@ -857,12 +907,14 @@ workload_check(struct store *s, const struct gate_opts *o,
 	} else {
 		k->message = workload_message(k, o->mode);
 	}
-	lost_a = lost_words(w, ra, 0);
-	lost_b = lost_words(w, rb, 1);
+	lost_a = lost_words(s, w, ra, 0);
+	lost_b = lost_words(s, w, rb, 1);
 	if (*lost_a || *lost_b) {
-		char *m = xstrfmt("%s; decided on what is left: %s%s%s",
-				  k->message, lost_b, *lost_a && *lost_b ?
-				  "; " : "", lost_a);
+		const char *first = *lost_b ? lost_b : lost_a;
+		char *m = xstrfmt("%s; %s%s%s%s", k->message,
+				  strncmp(first, "decided on ", 11) ?
+				  "decided on what is left: " : "", lost_b,
+				  *lost_a && *lost_b ? "; " : "", lost_a);
 
 		free(k->message);
 		k->message = m;
