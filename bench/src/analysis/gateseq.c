@@ -185,3 +185,15 @@ gate_seq_report_release(struct gate_seq_report *r)
 	warnings_release(&r->warn);
 	memset(r, 0, sizeof(*r));
 }
+
+int
+gate_seq_batch(const struct seq_decision *d, int cap)
+{
+	int room = cap - (int)d->kb, need = d->more_b;
+
+	if (d->verdict != SEQ_MORE || room < 1)
+		return 0;
+	if (need < 1)
+		need = 1;
+	return need < room ? need : room;
+}

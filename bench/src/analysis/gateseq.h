@@ -53,4 +53,13 @@ int gate_seq_evaluate(struct store *s, const struct selection *base,
 		      const struct seq_opts *o, struct gate_seq_report *out);
 void gate_seq_report_release(struct gate_seq_report *r);
 
+/*
+ * The loop's rule for the next round of one undecided workload (d
+ * SEQ_MORE): the processes of the candidate seq_decide() says would
+ * likely decide it, at least 1 and no more than the room left under the
+ * cap; 0 when d is decided or at the cap. run --until-decided and the
+ * simulation (bench/scripts/seq-sim.c, "the CLI loop") both use it.
+ */
+int gate_seq_batch(const struct seq_decision *d, int cap);
+
 #endif

@@ -95,14 +95,10 @@ next_plan(const struct plan *plan, const struct gate_seq_report *rep,
 		return -1;
 	for (i = 0; i < rep->n; i++) {
 		const struct gate_seq_check *c = &rep->c[i];
-		int room = cap - (int)c->d.kb, need = c->d.more_b;
+		int need = gate_seq_batch(&c->d, cap);
 
-		if (c->d.verdict != SEQ_MORE || room < 1)
+		if (!need)
 			continue;
-		if (need < 1)
-			need = 1;
-		if (need > room)
-			need = room;
 		if (need > k)
 			k = need;
 		if (!in_list(vars, nv, c->variant))

@@ -5,7 +5,7 @@
 # round (their variants and models only, as many processes as the gate
 # asks, never past --cap), each round a session of its own. A slowdown
 # of known size comes from libslowclock.so (LD_PRELOAD into the real
-# llama-bench: every clock interval stretched 4x, the work and its
+# llama-bench: every clock interval stretched 10x, the work and its
 # noise real), since this shared machine's load swamps a small real one.
 . "$(dirname "$0")/lib.sh"
 
@@ -30,7 +30,7 @@ plan() {
 JSON
 }
 plan base 5
-plan slow 1 "{\"LD_PRELOAD\": \"$SLOW\", \"SHIMBENCH_TEST_SLOW_FACTOR\": \"4\"}"
+plan slow 1 "{\"LD_PRELOAD\": \"$SLOW\", \"SHIMBENCH_TEST_SLOW_FACTOR\": \"10\"}"
 plan same 1
 
 expect_code 2 "--baseline without --until-decided is a usage error" SB run --baseline session=1 "$WORK/base.json"
@@ -50,7 +50,7 @@ d = json.load(open('$WORK/slow.json'))
 assert d['verdict'] == 'regression' and d['exit_code'] == 1, d
 assert len(d['checks']) == 2 and all(c['verdict'] == 'regression' for c in d['checks']), d['checks']
 assert all(c['baseline_processes'] == 5 and 1 <= c['candidate_processes'] <= 30 for c in d['checks']), d['checks']
-assert all(c['ratio'] < 0.5 for c in d['checks']), d['checks']
+assert all(c['ratio'] < 0.3 for c in d['checks']), d['checks']
 assert d['rounds'] == len(d['sessions']) >= 1, d
 db = sqlite3.connect('$DB')
 labels = [db.execute('select label from sessions where id=?', (s,)).fetchone()[0] for s in d['sessions']]
