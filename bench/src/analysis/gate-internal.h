@@ -28,6 +28,9 @@ int gate_count_injection_failures(struct store *s, const struct selection *cand,
 				  struct workload_rows *rb,
 				  struct gate_report *rep);
 
+/* 1 when some row of rb was stored unverified. */
+int gate_has_unverified(const struct workload_rows *rb);
+
 /*
  * One regression check per variant whose candidate runs were stored
  * unverified ("VARIANT: injection stopped"), in words: how many runs

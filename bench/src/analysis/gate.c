@@ -1066,6 +1066,15 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 	if (ret < 0)
 		goto cleanup;
 	if (!nw) {
+		/* a candidate of only runs that lost their injection: the
+		 * injection checks are its verdict */
+		size_t before = rep->n;
+
+		gate_injection_checks(&ra, cand, rep);
+		if (rep->n > before) {
+			ret = 0;
+			goto cleanup;
+		}
 		error("nothing comparable between '%s' and '%s' (%zu workloads "
 		      "only in the baseline, %zu only in the candidate)%s%s",
 		      rep->baseline, o->candidate->text, oa, ob,
@@ -1321,7 +1330,8 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 		ret = -1;
 		goto cleanup;
 	}
-	if ((o->baseline || o->baseline_auto) && !counts) {
+	if ((o->baseline || o->baseline_auto) && !counts &&
+	    !gate_has_unverified(&rb)) {
 		char *m = workload_nothing_words(&rb);
 
 		gate_add_check(rep, "workload", "candidate", GATE_INCONCLUSIVE,

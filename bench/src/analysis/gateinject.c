@@ -10,6 +10,7 @@
 #include "analysis/gate-internal.h"
 #include "analysis/stats.h"
 #include "analysis/workload.h"
+#include "evidence/runrec.h"
 #include "evidence/selection.h"
 #include "evidence/state.h"
 #include "evidence/store.h"
@@ -25,21 +26,37 @@ is_unverified(const struct store_result *r)
 	return verify_state_of(r->verification) == VERIFY_UNVERIFIED;
 }
 
-/* 1 when session id of rows qualifies: some row unverified and no run
- * of it left out (every run ended ok). */
+/* 1 when session id failed only because injection was not verified:
+ * every run of it ended ok and at least one was stored unverified (from
+ * its runs, whatever the selection selects of it); -1 on error. */
 static int
-injection_only_failure(const struct workload_rows *w, int64_t id)
+injection_only_failure(struct store *s, int64_t id)
+{
+	struct run_rec *runs = NULL;
+	size_t n = 0, i;
+	int unverified = 0, ok = 1;
+
+	if (store_runs_get(s, id, &runs, &n) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (run_state_of(runs[i].status) != RUN_STATE_OK)
+			ok = 0;
+		if (verify_state_of(runs[i].verification) == VERIFY_UNVERIFIED)
+			unverified = 1;
+	}
+	store_runs_free(runs, n);
+	return ok && unverified;
+}
+
+int
+gate_has_unverified(const struct workload_rows *rb)
 {
 	size_t i;
-	int unverified = 0;
 
-	for (i = 0; i < w->nlo; i++)
-		if (w->lo[i].session == id)
-			return 0;
-	for (i = 0; i < w->n; i++)
-		if (w->r[i].session_id == id && is_unverified(&w->r[i]))
-			unverified = 1;
-	return unverified;
+	for (i = 0; i < rb->n; i++)
+		if (is_unverified(&rb->r[i]))
+			return 1;
+	return 0;
 }
 
 int
@@ -60,23 +77,20 @@ gate_count_injection_failures(struct store *s, const struct selection *cand,
 			nfailed++;
 	if (!nfailed)
 		return 0;
-	selection_copy(&sel, cand);
-	selection_set_include(&sel, SEL_FAILED);
-	ret = workload_load(s, &sel, &more);
-	selection_free(&sel);
-	if (ret < 0) {
-		workload_rows_release(&more);
-		return -1;
-	}
 	/* every failed session the default left out must qualify */
 	for (i = 0; i < rb->nlo && ok; i++) {
 		const struct store_left_out *l = &rb->lo[i];
+		int q;
 
 		if (session_state_of(l->session_status) != SESSION_STATE_FAILED)
 			continue;
-		if (l->tampered || !injection_only_failure(&more, l->session)) {
+		if (l->tampered || (q = injection_only_failure(s, l->session)) == 0) {
 			ok = 0;
 			break;
+		}
+		if (q < 0) {
+			buf_release(&ids);
+			return -1;
 		}
 		if (!strstr(ids.buf, "session"))
 			buf_addf(&ids, "session %lld", (long long)l->session);
@@ -84,9 +98,17 @@ gate_count_injection_failures(struct store *s, const struct selection *cand,
 			buf_addf(&ids, ", %lld", (long long)l->session);
 	}
 	if (!ok) {
-		workload_rows_release(&more);
 		buf_release(&ids);
 		return 0;
+	}
+	selection_copy(&sel, cand);
+	selection_set_include(&sel, SEL_FAILED);
+	ret = workload_load(s, &sel, &more);
+	selection_free(&sel);
+	if (ret < 0) {
+		workload_rows_release(&more);
+		buf_release(&ids);
+		return -1;
 	}
 	free(more.text);
 	more.text = xstrdup(rb->text);

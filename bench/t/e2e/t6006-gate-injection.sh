@@ -84,6 +84,16 @@ assert any('failed only because shim runs were not injection-verified' in w for 
 check "JUnit: the injection check is a failure" grep -q '<failure message="injection stopped' "$WORK/g.xml"
 check "JUnit validates" xmllint --noout --schema "$FIXTURES/junit.xsd" "$WORK/g.xml"
 
+# one variant at a time, as a user narrows it
+expect_code 1 "variant=shim alone: injection stopped, exit 1" \
+	SB osu gate --baseline session=1,variant=shim --candidate session=2,variant=shim
+grep_in "$WORK/out" "FAIL, 1 regression: shim: injection stopped" "says so"
+SB osu gate --baseline session=1,variant=stock --candidate session=2,variant=stock --json "$WORK/st.json" >/dev/null 2>&1
+check "variant=stock alone: its workloads are gated (the session failed only for the shim)" python3 -c "
+import json; d = json.load(open('$WORK/st.json'))
+assert sorted(c['name'] for c in d['checks']) == ['tiny pp32', 'tiny tg8'], d['checks']
+assert all('noise' in c for c in d['checks']), d['checks']"
+
 # the same call on a candidate whose shim still works: no injection check
 expect_code 0 "run 3: the shim works again" SB osu --quiet run "$WORK/plan.json"
 SB osu gate --baseline auto --candidate session=latest --json "$WORK/g3.json" >/dev/null 2>&1
