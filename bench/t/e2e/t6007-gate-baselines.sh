@@ -79,6 +79,18 @@ import json; d = json.load(open('$WORK/n.json'))
 assert d['verdict'] == 'no-baseline' and d['exit_code'] == 3, d
 assert d['no_baseline'] == 'nothing-comparable', d"
 
+# the shipped CI step on that store: neutral with the reason, from the field
+mkdir -p "$WORK/ci"
+cp "$WORK/only.db" "$WORK/ci/store.db"
+: >"$WORK/gh-output"
+expect_code 0 "gate.sh: nothing comparable is neutral, never green" \
+	env GITHUB_ACTIONS=true GITHUB_OUTPUT="$WORK/gh-output" GITHUB_STEP_SUMMARY="$WORK/summary.md" \
+	SHIMBENCH="$SHIMBENCH" SHIMBENCH_STATE="$WORK/ci" sh "$TOP/bench/scripts/ci/gate.sh"
+grep_in "$WORK/gh-output" "verdict=no-baseline" "verdict no-baseline"
+grep_in "$WORK/out" "::warning title=shimbench gate: neutral::no baseline to gate against (nothing-comparable)" \
+	"a neutral annotation naming the reason"
+check "no fallback to the previous run: that is for 'no OS update' only" sh -c "! grep -q 'gating against' '$WORK/out'"
+
 # ---- no session of another OS build: the field CI reads ------------------------
 DB=$WORK/alone.db
 expect_code 0 "a store of one session" SB import --mapping "$OSU/slow.mapping.json" "$OSU/slow"
