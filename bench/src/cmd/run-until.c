@@ -35,6 +35,8 @@ latest_session(struct cmd_ctx *ctx)
 	struct store *s = NULL;
 	int64_t id = 0;
 
+	if (access(ctx->db_path, F_OK) < 0)
+		return 0;             /* no store yet: the first run makes it */
 	if (cmd_open_store_readonly(ctx, &s) < 0)
 		return -1;
 	if (store_session_latest(s, 0, &id) < 0)

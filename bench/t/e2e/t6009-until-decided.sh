@@ -35,6 +35,9 @@ plan same 1
 
 expect_code 2 "--baseline without --until-decided is a usage error" SB run --baseline session=1 "$WORK/base.json"
 expect_code 2 "a bad --threshold" SB run --until-decided --threshold 0 "$WORK/base.json"
+expect_code 3 "a fresh store, --baseline auto: round 1 runs, then no baseline (exit 3)" \
+	"$SHIMBENCH" --db "$WORK/fresh.db" --quiet run --until-decided "$WORK/same.json"
+check "without a word about a missing store" sh -c "! grep -q 'no store at' '$WORK/err'"
 expect_code 0 "the baseline: 5 processes (session 1)" SB --quiet run "$WORK/base.json"
 expect_code 3 "--baseline auto with no session of another OS build: exit 3" \
 	SB --quiet run --until-decided "$WORK/same.json"
