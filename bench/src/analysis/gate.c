@@ -1085,8 +1085,11 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 	if (oa || ob)
 		warnings_add(&rep->warn, xstrfmt(
 			"%zu workloads only in the baseline, %zu only in the "
-			"candidate: not gated%s%s", oa, ob, *why ? " (" : "",
-			*why ? why : ""));
+			"candidate: not gated%s%s%s%s", oa, ob, *why ? " (" : "",
+			*why ? why : "", *why ? ")" : "",
+			gate_has_unverified(cand) ? "; those of a variant whose "
+			"runs lost their injection markers are judged by its "
+			"injection check" : ""));
 	if (!o->baseline_auto)
 		other_machine_warning(&ra, cand, rep);
 	rep->baseline_words = side_words(ra.r, ra.n);

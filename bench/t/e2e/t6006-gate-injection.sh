@@ -80,7 +80,8 @@ inj = [c for c in d['checks'] if c['suite'] == 'injection']
 assert len(inj) == 1 and inj[0]['verdict'] == 'regression', inj
 assert d['verdict'] == 'regression' and d['exit_code'] == 1, d
 assert d['baseline_auto']['session'] == 1, d
-assert any('failed only because shim runs were not injection-verified' in w for w in d['warnings']), d['warnings']"
+assert any('failed only because shim runs were not injection-verified' in w for w in d['warnings']), d['warnings']
+assert any('judged by its injection check' in w for w in d['warnings']), d['warnings']"
 check "JUnit: the injection check is a failure" grep -q '<failure message="injection stopped' "$WORK/g.xml"
 check "JUnit validates" xmllint --noout --schema "$FIXTURES/junit.xsd" "$WORK/g.xml"
 
