@@ -204,7 +204,9 @@ const struct command cmd_run = {
 		"out, was not injection-verified, a model or library hash did not\n"
 		"match, or --strict refused; 2 bad plan or options; 3 environment\n"
 		"failure (including a bundle that could not be written); 130\n"
-		"interrupted (completed runs are kept).\n",
+		"interrupted (completed runs are kept). --until-decided: 0 every\n"
+		"workload passed, 1 a regression or a round's run failed, 3 no\n"
+		"baseline or nothing comparable, 4 undecided at the cap.\n",
 	.min_args = 1,
 	.max_args = 1,
 };
