@@ -48,20 +48,27 @@ comparable(struct store *s, const struct selection *cand, int64_t id,
 
 	*why = NULL;
 	baseline_selection(cand, id, &sel);
+	error_silent++;         /* a probe: its refusals are reasons, below */
 	ret = workload_load(s, &sel, &ra);
 	selection_free(&sel);
-	if (ret == RC_USAGE)
+	if (ret == RC_USAGE) {
 		ret = 0;        /* a key this session lacks: not comparable */
-	if (ret < 0) {
-		workload_rows_release(&ra);
-		return -1;
-	}
-	error_silent++;         /* a probe: its refusal is a reason, below */
-	if (workload_match(ra.r, ra.n, rb, nb, &w, &nw, &oa, &ob, &d) < 0) {
+		d = xstrdup(error_last());
+	} else if (ret == 0 && workload_match(ra.r, ra.n, rb, nb, &w, &nw,
+					      &oa, &ob, &d) < 0) {
 		nw = 0;         /* variants that cannot be paired */
 		d = xstrdup(error_last());
 	}
 	error_silent--;
+	if (ret < 0) {
+		char *m = xstrdup(error_last());
+
+		error("%s", m);         /* the store failed: said after all */
+		free(m);
+		free(d);
+		workload_rows_release(&ra);
+		return -1;
+	}
 	if (!nw)
 		*why = xstrfmt("nothing comparable%s%s", d && *d ? ": " : "",
 			       d && *d ? d : "");
