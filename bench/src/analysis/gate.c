@@ -828,8 +828,19 @@ lost_words(struct store *s, const struct workload *w,
 	const char *sessions = candidate ? w->sessions_b : w->sessions_a;
 	size_t mine = side->nproc;
 	size_t theirs = candidate ? w->a.nproc : w->b.nproc, i;
+	int suspect;
 
-	if (sessions && !strchr(sessions, ','))
+	/* the session's runs are read only when something may be lost: a
+	 * session that did not end ok, runs left out, fewer processes */
+	for (i = 0; rows && i < rows->nlo && rows->lo[i].session != session; i++)
+		;
+	suspect = mine < theirs || (rows && i < rows->nlo);
+	for (i = 0; rows && !suspect && i < rows->n; i++)
+		if (rows->r[i].session_id == session &&
+		    session_state_of(rows->r[i].session_status) !=
+		    SESSION_STATE_OK)
+			suspect = 1;
+	if (suspect && sessions && !strchr(sessions, ','))
 		of_runs_words(s, side, session, w->model, &b);
 	for (i = 0; rows && i < rows->nlo; i++) {
 		const struct store_left_out *l = &rows->lo[i];
