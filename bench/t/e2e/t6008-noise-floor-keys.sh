@@ -69,11 +69,11 @@ for c in d['checks']:
 # ---- an older store: floors without variant and configuration columns --------
 cp "$DB" "$WORK/old.db"
 sqlite3 "$WORK/old.db" "DROP INDEX noise_key; ALTER TABLE noise DROP COLUMN variant;
-	ALTER TABLE noise DROP COLUMN config; PRAGMA user_version=5;" ||
-	not_ok "make a store of schema version 5"
+	ALTER TABLE noise DROP COLUMN config; PRAGMA user_version=6;" ||
+	not_ok "make a store of schema version 6"
 DB=$WORK/old.db
 expect_code 3 "a read-only command on the old store says to upgrade it" SB gate --baseline session=2 --candidate session=3
-grep_in "$WORK/err" "schema version 5" "naming its version"
+grep_in "$WORK/err" "schema version 6" "naming its version"
 cut again slow "3" plain
 expect_code 0 "a writing command (import) migrates it" imp again
 check "the old floors got their variant and configuration from their details" test \
