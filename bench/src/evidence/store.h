@@ -248,6 +248,8 @@ int store_hash_cache_put(struct store *s, uint64_t dev, uint64_t ino,
 struct noise_rec {
 	const char *identity;       /* the fingerprint identity calibrated */
 	const char *target, *model, *test;
+	const char *variant;        /* the variant calibrated */
+	const char *config;         /* its configuration (store_config canon) */
 	int64_t session_id;         /* the A/A session; 0 = none */
 	int processes, samples;
 	double within_cv, between_cv, mde;
@@ -255,13 +257,22 @@ struct noise_rec {
 };
 int store_noise_add(struct store *s, const struct noise_rec *r);
 /*
- * The latest calibration for identity and test, preferring the same
- * model: 1 found (outputs set; session and processes may be NULL), 0
- * none, -1 error.
+ * The latest calibration of exactly this measurement: fingerprint
+ * identity, test, model, variant and configuration (config: the canon
+ * of store_config) all equal; a floor of another model, variant or
+ * configuration never stands in. 1 found (outputs set; session and
+ * processes may be NULL), 0 none, -1 error.
  */
-int store_noise_get(struct store *s, const char *identity, const char *model,
-		    const char *test, double *between, double *within,
-		    int64_t *session, int *processes);
+struct noise_key {
+	const char *identity, *model, *test, *variant, *config;
+};
+int store_noise_get(struct store *s, const struct noise_key *k,
+		    double *between, double *within, int64_t *session,
+		    int *processes);
+/* How many floors exist for identity and test in other models, variants
+ * or configurations than k's (for the words of "uncalibrated"); -1 on
+ * error. */
+long store_noise_others(struct store *s, const struct noise_key *k);
 /*
  * For `gate --baseline auto` (analysis/baseline.h chooses): every session
  * other than exclude with an environment of base identity base whose OS
