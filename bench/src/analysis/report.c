@@ -160,19 +160,11 @@ config_free(struct store_config *c)
 	free(c->canon);
 }
 
-static int
-same_model(const struct rep_workload *w, const struct store_result *r)
-{
-	if (*w->model_sha256 && *r->model_sha256)
-		return !strcmp(w->model_sha256, r->model_sha256);
-	return !strcmp(w->model, r->model);
-}
 
 static struct rep_workload *
 workload_for(struct report *rep, const struct store_result *r, size_t *last)
 {
 	struct rep_workload *w;
-	const char *canon = r->config ? r->config->canon : "";
 	size_t i;
 
 	/* rows come grouped: the last workload first */
@@ -186,13 +178,22 @@ workload_for(struct report *rep, const struct store_result *r, size_t *last)
 		 * same workload as a row seen before */
 		if (w->seen && w->seen->model == r->model &&
 		    w->seen->model_sha256 == r->model_sha256 &&
+		    w->seen->model_type == r->model_type &&
+		    w->seen->model_file == r->model_file &&
+		    w->seen->model_size == r->model_size &&
+		    w->seen->model_n_params == r->model_n_params &&
 		    w->seen->runtime == r->runtime && w->seen->test == r->test &&
 		    w->seen->config == r->config) {
 			*last = k;
 			return w;
 		}
-		if (same_model(w, r) && !strcmp(w->runtime, r->runtime) &&
-		    !strcmp(w->test, r->test) && !strcmp(w->config.canon, canon)) {
+		/* the model, and the configuration (per-host fields only
+		 * among rows of one target): analysis/workload.h */
+		if (workload_same_model(w->seen, r) &&
+		    !strcmp(w->runtime, r->runtime) &&
+		    !strcmp(w->test, r->test) &&
+		    workload_same_config(&w->config, w->seen->target,
+					 r->config, r->target)) {
 			*last = k;
 			return w;
 		}
@@ -395,7 +396,7 @@ report_build_tx(struct store *s, const struct selection *sel,
 	struct store_result *rows;
 	struct store_left_out *lo = NULL;
 	size_t n, nlo = 0, i, j, last = 0;
-	int64_t last_run = -1, *sess = NULL;
+	int64_t last_run = -1, last_table = -1, *sess = NULL;
 	int rc;
 	char *words;
 
@@ -429,7 +430,16 @@ report_build_tx(struct store *s, const struct selection *sel,
 			last_run = r->run_id;
 			continue;
 		}
-		if (!r->n && r->run_id != last_run)
+		if (!r->n && r->from_table && r->run_id != last_table) {
+			/* a table printed means, not samples (not -r 0) */
+			warnings_add(&out->warn, xstrfmt(
+				"session %lld run %lld: a llama-bench table (md, "
+				"csv or sql): the mean ± deviation it printed, "
+				"no samples, so no median or interval",
+				(long long)r->session_id, (long long)r->run_id));
+			last_table = r->run_id;
+		}
+		if (!r->n && !r->from_table && r->run_id != last_run)
 			warnings_add(&out->warn, xstrfmt(
 				"session %lld run %lld (%s %s): no samples "
 				"(llama-bench ran with -r 0 or less?): shown as "

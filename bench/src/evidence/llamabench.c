@@ -425,6 +425,74 @@ lb_rows_push(struct lb_output *out, struct lb_row *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* A number, or an array of numbers (a fork's samples_ttft_ms). */
+static int
+is_numeric(const struct json *v)
+{
+	const struct json *it;
+
+	if (json_type(v) == JSON_NUMBER)
+		return 1;
+	if (json_type(v) != JSON_ARRAY)
+		return 0;
+	JSON_FOR_EACH(it, v)
+		if (json_type(it) != JSON_NUMBER)
+			return 0;
+	return 1;
+}
+
+/* Every row's raw fields under one spelling (lb_normalised). */
+static void
+normalise_rows(struct lb_output *out)
+{
+	size_t i, end;
+
+	for (i = 0; i < out->n; i++) {
+		struct lb_row *r = &out->rows[i];
+		struct json *o = json_parse_prefix(r->raw_json,
+						   strlen(r->raw_json), &end);
+		struct json *n;
+
+		if (!o)
+			continue;
+		n = lb_normalised(o);
+		free(r->raw_json);
+		r->raw_json = json_print(n, 0);
+		json_free(n);
+		json_free(o);
+	}
+}
+
+/* Unknown numeric fields named as measurements (lbfields.h), once each;
+ * the rows keep them, no configuration holds them. */
+static void
+find_measurements(struct lb_output *out)
+{
+	size_t i, k, n = 0, end;
+	const struct json *it;
+
+	for (i = 0; i < out->n && i <= 1000; i++) {
+		struct json *o = json_parse_prefix(out->rows[i].raw_json,
+						   strlen(out->rows[i].raw_json),
+						   &end);
+
+		JSON_FOR_EACH(it, o) {
+			const char *key = json_key(it);
+
+			if (!key || lb_field_find(key) ||
+			    lb_field_in_config(key, is_numeric(it)))
+				continue;
+			for (k = 0; k < n && strcmp(out->measurements[k], key);
+			     k++)
+				;
+			if (k == n && n < 64)
+				out->measurements = strv_push(out->measurements,
+							      &n, xstrdup(key));
+		}
+		json_free(o);
+	}
+}
+
 char *
 lb_config_key(const struct lb_row *row)
 {
@@ -436,7 +504,9 @@ lb_config_key(const struct lb_row *row)
 	char *text;
 
 	JSON_FOR_EACH(it, o)
-		if (json_key(it) && !lb_field_of_test(json_key(it)))
+		if (json_key(it) && !lb_field_of_test(json_key(it)) &&
+		    (lb_field_find(json_key(it)) ||
+		     lb_field_in_config(json_key(it), is_numeric(it))))
 			json_set(key, json_key(it), json_dup(it));
 	text = json_print(key, 0);
 	json_free(key);
@@ -605,9 +675,11 @@ finish(struct lb_output *out, int block)
 		out->rows[i].block = 0;
 	if (block)
 		out->blocks = 1;
+	find_generation(out);   /* from the fields as printed */
+	normalise_rows(out);
 	number_configs(out);
-	find_generation(out);
 	find_unknown(out);
+	find_measurements(out);
 }
 
 /*
@@ -711,6 +783,7 @@ lb_output_release(struct lb_output *out)
 		free(out->ignored[i].example);
 	free(out->ignored);
 	strv_free(out->unknown_fields);
+	strv_free(out->measurements);
 	free(out->generation);
 	memset(out, 0, sizeof(*out));
 }

@@ -97,6 +97,9 @@ struct lb_output {
 	char **unknown_fields;  /* fields no llama-bench version has (fork
 				   columns, …): kept in raw_json, not read;
 				   NULL-terminated, may be NULL */
+	char **measurements;    /* those of them taken as measurements, not
+				   configuration (a fork's avg_ttft_ms:
+				   lbfields.h); NULL-terminated, may be NULL */
 };
 
 /*

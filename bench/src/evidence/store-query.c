@@ -592,6 +592,26 @@ col_interned(struct store *s, sqlite3_stmt *st, int i, char **lastv)
 	return lastv[i] = s->pool[k];
 }
 
+/*
+ * The row's own model (store.h): its type, the base name of its file
+ * when the model has no SHA-256 (a file's name is no identity where the
+ * hash is one: the same model lies under other paths on other hosts),
+ * and the label "model not named: type (file)" for a run that names
+ * no model.
+ */
+#define ROW_FILE_ "json_extract(x.raw_json,'$.model_filename')"
+#define MODEL_TYPE "coalesce(x.model_type,'')"
+#define MODEL_FILE \
+	"CASE WHEN coalesce(r.model_sha256, a.sha256, '')='' AND " \
+	"json_valid(x.raw_json) THEN coalesce(replace(" ROW_FILE_ ", rtrim(" \
+	ROW_FILE_ ", replace(" ROW_FILE_ ", '/', '')), ''), '') ELSE '' END"
+#define MODEL_LABEL \
+	"CASE WHEN coalesce(r.model,'')<>'' OR coalesce(r.model_label,'')<>''" \
+	" THEN coalesce(r.model_label,'') WHEN " MODEL_TYPE "='' AND " \
+	MODEL_FILE "='' THEN '' ELSE 'model not named: ' || trim(" MODEL_TYPE \
+	" || CASE WHEN " MODEL_FILE "<>'' THEN ' (' || " MODEL_FILE " || ')'" \
+	" ELSE '' END) END"
+
 int
 store_query_results(struct store *s, const struct selection *sel,
 		    struct store_result **out, size_t *n)
@@ -620,8 +640,9 @@ store_query_results(struct store *s, const struct selection *sel,
 		" CASE WHEN coalesce(r.started_at,'')<>'' THEN r.started_at"
 		"  ELSE coalesce(json_extract(x.raw_json,'$.test_time'),'') END,"
 		" s.status, s.tampered, r.target, r.variant,"
-		" r.role, r.model, r.model_label, r.runtime,"
-		" coalesce(r.model_sha256, a.sha256, ''), r.status,"
+		" r.role, r.model, " MODEL_LABEL ", r.runtime,"
+		" coalesce(r.model_sha256, a.sha256, ''), " MODEL_TYPE ", "
+		MODEL_FILE ", r.status,"
 		" r.verification, x.test, x.n_prompt, x.n_gen, x.n_depth,"
 		" x.build_commit, e.os_build, e.os_version, e.identity,"
 		" e.base_identity, x.model_size, x.model_n_params, r.seq, x.idx,"
@@ -658,6 +679,8 @@ store_query_results(struct store *s, const struct selection *sel,
 		r->model_label = col_interned(s, st, k++, lastv);
 		r->runtime = col_interned(s, st, k++, lastv);
 		r->model_sha256 = col_interned(s, st, k++, lastv);
+		r->model_type = col_interned(s, st, k++, lastv);
+		r->model_file = col_interned(s, st, k++, lastv);
 		r->run_status = col_interned(s, st, k++, lastv);
 		r->verification = col_interned(s, st, k++, lastv);
 		r->test = col_interned(s, st, k++, lastv);

@@ -97,21 +97,31 @@ static const char *const migrations[] = {
 	"  DEFAULT 'samples';",
 	/* 5: config_migration() */
 	NULL,
+	/* 6 (issue 20): config_rederive(): gpu_info is configuration, a
+	 * fork's measurements are not, booleans are 0 and 1 */
+	NULL,
 };
 
 /*
- * json_remove(col, '$.a', ...): a raw row without the fields that do
- * not change the measurement (lbfields.h: every name, json or markdown,
- * of a field that names the test, holds a result, or names the model or
- * the hardware; the model's identity is the run's SHA-256, else its
- * name, and the hardware's the fingerprint's).
+ * The configuration of a raw row col, as SQL: the row without the
+ * fields that do not change the measurement (lbfields.h: every name,
+ * json or markdown, of a field that names the test, holds a result, or
+ * names the model or the hardware; the model's identity is the run's
+ * SHA-256, else its name and the row's model fields, and the hardware's
+ * the fingerprint's), without the fields no llama-bench prints whose
+ * numeric values are named as measurements (lb_field_in_config: a
+ * fork's avg_ttft_ms), and with booleans as 0 and 1 (json_each gives
+ * them so): a csv "0" and a json false are one configuration.
  */
 static void
 config_of(struct buf *sql, const char *col)
 {
 	size_t i, k;
 
-	buf_addf(sql, "json_remove(%s", col);
+	buf_adds(sql, "(SELECT json_group_object(key, CASE WHEN type IN"
+		 " ('object','array') THEN json(value) ELSE value END)"
+		 " FROM json_each(json_remove(");
+	buf_adds(sql, col);
 	for (i = 0; i < lb_nfields; i++) {
 		const char *names[2] = { lb_fields[i].name, lb_fields[i].md };
 
@@ -121,7 +131,13 @@ config_of(struct buf *sql, const char *col)
 			buf_addf(sql, strchr(names[k], '/') ? ",'$.\"%s\"'" :
 				 ",'$.%s'", names[k]);
 	}
-	buf_adds(sql, ")");
+	buf_adds(sql, ")) WHERE NOT (type IN ('integer','real','array') AND (");
+	for (i = 0; lb_measure_prefixes[i]; i++)
+		buf_addf(sql, "%skey GLOB '%s*'", i ? " OR " : "",
+			 lb_measure_prefixes[i]);
+	for (i = 0; lb_measure_suffixes[i]; i++)
+		buf_addf(sql, " OR key GLOB '?*%s'", lb_measure_suffixes[i]);
+	buf_adds(sql, ")))");
 }
 
 /*
@@ -160,6 +176,40 @@ config_migration(struct buf *sql)
 		 " json_type(x.raw_json)='object';");
 }
 
+/*
+ * 6 (issue 20): the trigger again, from the table as it is now, and the
+ * configurations of the stored rows derived again (config_of() changed:
+ * gpu_info became configuration, unknown numeric fields named as
+ * measurements left it, booleans became 0 and 1). Configuration ids are
+ * renumbered; nothing outside these two tables holds them.
+ */
+static void
+config_rederive(struct buf *sql)
+{
+	buf_adds(sql, "DROP TRIGGER IF EXISTS results_config;"
+		 "DELETE FROM result_configs; DELETE FROM configs;"
+		 "CREATE TRIGGER results_config AFTER INSERT ON results"
+		 "  WHEN json_valid(NEW.raw_json) AND"
+		 " json_type(NEW.raw_json)='object' BEGIN"
+		 "  INSERT OR IGNORE INTO configs(json) VALUES(");
+	config_of(sql, "NEW.raw_json");
+	buf_adds(sql, ");"
+		 "  INSERT OR REPLACE INTO result_configs(result_id, config_id)"
+		 "    SELECT NEW.id, id FROM configs WHERE json=");
+	config_of(sql, "NEW.raw_json");
+	buf_adds(sql, ";END;INSERT OR IGNORE INTO configs(json) SELECT ");
+	config_of(sql, "raw_json");
+	buf_adds(sql, "  FROM results WHERE json_valid(raw_json) AND"
+		 " json_type(raw_json)='object' ORDER BY id;"
+		 "INSERT INTO result_configs(result_id, config_id)"
+		 "  SELECT x.id, c.id FROM results x JOIN configs c ON c.json=");
+	config_of(sql, "x.raw_json");
+	buf_adds(sql, "  WHERE json_valid(x.raw_json) AND"
+		 " json_type(x.raw_json)='object';");
+	/* runs.measure_sha256 (runrec.c, version 6): looked up by value */
+	buf_adds(sql, "CREATE INDEX runs_measure ON runs(measure_sha256);");
+}
+
 /* The SQL of migration v (0-based), appended to sql. */
 static void
 migration_sql(struct buf *sql, int v)
@@ -168,6 +218,8 @@ migration_sql(struct buf *sql, int v)
 		buf_adds(sql, migrations[v]);
 	else if (v == 4)
 		config_migration(sql);
+	else if (v == 5)
+		config_rederive(sql);
 }
 
 /* The tables walked from field tables. */

@@ -174,6 +174,14 @@ struct store_result {
 	int session_tampered;
 	char *target, *variant, *role, *model, *model_label, *runtime;
 	char *model_sha256;         /* the run's, else its artifact's; "" */
+	/*
+	 * The row's own model (issue 20: one llama-bench process may
+	 * measure several, -m a.gguf -m b.gguf): its model_type, and the
+	 * base name of its model_filename when the model has no SHA-256
+	 * ("" when unknown). model_label is "model not named: model_type
+	 * (file)" when the run names no model.
+	 */
+	char *model_type, *model_file;
 	char *run_status, *verification;
 	char *test;
 	long n_prompt, n_gen, n_depth;

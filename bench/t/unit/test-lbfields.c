@@ -42,9 +42,24 @@ test_table(void)
 	CHECK(lb_field_of_test("n_prompt") && lb_field_of_test("t/s") &&
 	      lb_field_of_test("samples_ts") && lb_field_of_test("test"));
 	CHECK(!lb_field_of_test("model_type") && !lb_field_of_test("n_batch"));
-	CHECK(lb_field_in_config("n_batch") && lb_field_in_config("fork_field"));
-	CHECK(!lb_field_in_config("size") && !lb_field_in_config("cpu_info") &&
-	      !lb_field_in_config("runtime.platform"));
+	CHECK(lb_field_in_config("n_batch", 1) &&
+	      lb_field_in_config("fork_field", 0) &&
+	      lb_field_in_config("fork_field", 1));
+	CHECK(!lb_field_in_config("size", 0) &&
+	      !lb_field_in_config("cpu_info", 0) &&
+	      !lb_field_in_config("runtime.platform", 0));
+	/* gpu_info (driver and device names) is configuration, per host */
+	CHECK(lb_field_in_config("gpu_info", 0) && lb_field_per_host("gpu_info"));
+	CHECK(!lb_field_per_host("devices") && !lb_field_per_host("n_threads"));
+	/* unknown numeric fields named as statistics or durations are
+	 * measurements (a fork's avg_ttft_ms), their text namesakes not */
+	CHECK(!lb_field_in_config("avg_ttft_ms", 1) &&
+	      !lb_field_in_config("stddev_e2e_ms", 1) &&
+	      !lb_field_in_config("p99_itl_ms", 1) &&
+	      !lb_field_in_config("ttft_s", 1));
+	CHECK(lb_field_in_config("avg_ttft_ms", 0) &&
+	      lb_field_in_config("max_tokens", 1) &&
+	      lb_field_in_config("n_seqs", 1));
 	CHECK(lb_field_same("fa", "flash_attn") && lb_field_same("ngl", "ngl"));
 	CHECK(!lb_field_same("fa", "ngl") && !lb_field_same("x", "y"));
 }
