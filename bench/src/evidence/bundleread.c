@@ -750,6 +750,23 @@ cleanup:
 	return ret;
 }
 
+/* Says which fields of a run's rows were taken as measurements (a
+ * fork's avg_ttft_ms: lbfields.h), not configuration. */
+static void
+warn_measurements(struct reader *rd, const struct run_data *r)
+{
+	struct buf b = BUF_INIT;
+	size_t k;
+
+	for (k = 0; r->lb.measurements && r->lb.measurements[k]; k++)
+		buf_addf(&b, "%s%s", k ? ", " : "", r->lb.measurements[k]);
+	if (b.len)
+		warn_add(rd, "'%s': fields no llama-bench version has, taken "
+			 "as measurements (kept, not configuration): %s",
+			 r->r.stdout_path, b.buf);
+	buf_release(&b);
+}
+
 /* The session's warnings: the bundle's own, then those of this import. */
 static void
 merge_warnings(struct session_data *d, const struct reader *rd)
@@ -822,8 +839,11 @@ bundle_read(const char *dir, const char *mapping, unsigned flags,
 		if (rc == 0)
 			rc = read_json(&rd, d, text.p, text.n, "bundle.json");
 	}
-	for (i = 0; rc == 0 && i < d->nruns; i++)
+	for (i = 0; rc == 0 && i < d->nruns; i++) {
 		rc = derive_run(&d->runs[i], rd.is_bundle);
+		if (rc == 0)
+			warn_measurements(&rd, &d->runs[i]);
+	}
 	if (rc == 0)
 		rc = check_listed(&rd);
 	if (rc < 0)
@@ -1070,8 +1090,11 @@ bundle_read_files(const char *const *files, size_t n,
 	}
 	text = set_mapping(set, pairs, npairs);
 	rc = read_json(&rd, d, text, strlen(text), "--set");
-	for (i = 0; rc == 0 && i < d->nruns; i++)
+	for (i = 0; rc == 0 && i < d->nruns; i++) {
 		rc = derive_run(&d->runs[i], 0);
+		if (rc == 0)
+			warn_measurements(&rd, &d->runs[i]);
+	}
 	if (rc == 0)
 		rc = check_listed(&rd);
 	if (rc < 0)
