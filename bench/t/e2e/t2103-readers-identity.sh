@@ -171,4 +171,21 @@ pp = [l for l in rows if "| pp16 " in l]
 sys.exit(0 if len(rows) == 2 and len(pp) == 1 and
          pp[0].count("9262.39 (2817.62–9738.29, n=3)") == 2 else 1)' "$WORK/out"
 
+# ---- 8. a wrapper's own summary CSV is not llama-bench output ----------------
+# the header a public wrapper script writes for its summary (vb-hw-results.csv:
+# config,build_commit,cpu_info,backends,model_filename,n_prompt,n_gen,avg_ts),
+# with a row in the form its loop writes (values unquoted)
+printf 'config,build_commit,cpu_info,backends,model_filename,n_prompt,n_gen,avg_ts\nbase,Debian,AMD EPYC,CPU,a.gguf,16,0,9262.39\n' >"$WORK/summary.csv"
+expect_code 2 "inspect refuses the wrapper's summary CSV" "$SHIMBENCH" inspect "$WORK/summary.csv"
+grep_in "$WORK/err" "summary.csv' line 1: a CSV with n_prompt, n_gen and avg_ts but no test_time column: not llama-bench -o csv" \
+	"and says why"
+DB=$WORK/w.db
+expect_code 2 "import refuses it too (a file it cannot read: exit 2)" imp stock "$WORK/summary.csv"
+grep_in "$WORK/err" "no test_time column: not llama-bench -o csv" "naming the reason"
+check "nothing stored" test "$(sqlite3 "$DB" 'select count(*) from runs' 2>/dev/null || echo 0)" = 0
+# llama-bench's own csv with its quotes stripped (a spreadsheet re-save)
+{ head -1 "$F/two.csv"; tail -n +2 "$F/two.csv" | tr -d '"'; } >"$WORK/unquoted.csv"
+expect_code 2 "a llama-bench csv without its quotes is refused" "$SHIMBENCH" inspect "$WORK/unquoted.csv"
+grep_in "$WORK/err" "unquoted.csv' line 2: a CSV row whose values are not quoted" "naming the line"
+
 test_done
