@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/report.h"
+#include "evidence/lbfields.h"
 #include "evidence/state.h"
 #include "analysis/provenance.h"
 #include "analysis/workload.h"
@@ -194,6 +195,9 @@ workload_for(struct report *rep, const struct store_result *r, size_t *last)
 		    !strcmp(w->test, r->test) &&
 		    workload_same_config(&w->config, w->seen->target,
 					 r->config, r->target)) {
+			if (strcmp(w->config.canon,
+				   r->config ? r->config->canon : ""))
+				rep->per_host_mixed = 1;
 			*last = k;
 			return w;
 		}
@@ -279,7 +283,13 @@ report_config_fields(const struct report *r, const char *rt, char ***vary,
 	for (k = 0; n && k < cfg[0]->n; k++) {
 		for (i = 0; (*vary)[i] && strcmp((*vary)[i], cfg[0]->keys[k]); i++)
 			;
-		if (!(*vary)[i])
+		if ((*vary)[i])
+			continue;
+		/* a host and its guest name their GPU differently */
+		if (r->per_host_mixed && lb_field_per_host(cfg[0]->keys[k]))
+			*same = strv_push(*same, &ns, xstrfmt("%s=(per target)",
+					  cfg[0]->keys[k]));
+		else
 			*same = strv_push(*same, &ns, xstrfmt("%s=%s",
 					  cfg[0]->keys[k], cfg[0]->values[k]));
 	}

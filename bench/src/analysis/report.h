@@ -76,6 +76,9 @@ struct report {
 	size_t nsessions;
 	size_t matched;             /* rows the selection matched */
 	char *nothing;              /* when no row counts: why, in words */
+	int per_host_mixed;         /* a workload pairs rows of targets whose
+				       per-host fields differ (gpu_info of a
+				       host and its guest) */
 };
 
 /* 0; -1 after error(); RC_USAGE after error() when the selection is bad. */

@@ -170,6 +170,8 @@ rows = [l for l in open(sys.argv[1]) if l.startswith("| model not named")]
 pp = [l for l in rows if "| pp16 " in l]
 sys.exit(0 if len(rows) == 2 and len(pp) == 1 and
          pp[0].count("9262.39 (2817.62–9738.29, n=3)") == 2 else 1)' "$WORK/out"
+grep_in "$WORK/out" '`gpu_info=(per target)`' "and the report does not claim one GPU name for both"
+check "neither name is given as every row's" sh -c "! grep -q 'gpu_info=Apple M2 Max' '$WORK/out'"
 
 # ---- 8. a wrapper's own summary CSV is not llama-bench output ----------------
 # the header a public wrapper script writes for its summary (vb-hw-results.csv:
