@@ -173,6 +173,25 @@ sys.exit(0 if len(rows) == 2 and len(pp) == 1 and
 grep_in "$WORK/out" '`gpu_info=(per target)`' "and the report does not claim one GPU name for both"
 check "neither name is given as every row's" sh -c "! grep -q 'gpu_info=Apple M2 Max' '$WORK/out'"
 
+# ---- an old store: schema 5, written by the shimbench before issue 20 ------
+# (fixtures/readers20/store-v5.sqlite3: two.jsonl as stock and two.csv as
+# shim, imported by that shimbench; its configurations then told json
+# false from csv 0, and pooled the two models)
+cp "$F/store-v5.sqlite3" "$WORK/old.db"
+expect_code 3 "a reading command leaves an old store alone" "$SHIMBENCH" --db "$WORK/old.db" report
+grep_in "$WORK/err" "schema version 5; this shimbench reads 6" "and says a writing command upgrades it"
+check "two configurations before the upgrade" test "$(sqlite3 "$WORK/old.db" 'select count(*) from configs')" = 2
+expect_code 0 "a writing command upgrades it (schema 6)" "$SHIMBENCH" --db "$WORK/old.db" import \
+	--no-checksums --set target=guest,variant=other,role=free "$F/two.json"
+check "schema 6" test "$(sqlite3 "$WORK/old.db" 'pragma user_version')" = 6
+check "one configuration now: json false and csv 0 are one" \
+	test "$(sqlite3 "$WORK/old.db" 'select count(distinct config_id) from result_configs')" = 1
+expect_code 0 "report of the upgraded store" "$SHIMBENCH" --db "$WORK/old.db" report
+check "the old rows: stock samples and the csv's mean on one row, per model" \
+	has "$WORK/out" "| $A (llama.cpp) " "| pp16 " "9262.39 (2817.62–9738.29, n=3)" "avg 3816.67 ± 3030.60 (table, no samples)"
+check "and the other model apart" \
+	has "$WORK/out" "| $B (llama.cpp) " "| pp16 " "17500.10 (3219.46–18851.70, n=3)"
+
 # ---- 8. a wrapper's own summary CSV is not llama-bench output ----------------
 # the header a public wrapper script writes for its summary (vb-hw-results.csv:
 # config,build_commit,cpu_info,backends,model_filename,n_prompt,n_gen,avg_ts),
