@@ -251,21 +251,33 @@ cmp_workload(const void *a, const void *b)
 	return c ? c : report_natcmp(x->config.canon, y->config.canon);
 }
 
-/* The fields that vary among the workloads of each runtime, as words. */
+/* The fields that vary among the workloads of each runtime, as words
+ * (worked out once per runtime: once per workload cost n^3). */
 static void
 name_configs(struct report *rep)
 {
-	size_t i;
+	const char **rt = xcalloc(rep->n + 1, sizeof(*rt));
+	char ***vary = xcalloc(rep->n + 1, sizeof(*vary));
+	size_t i, k, nrt = 0;
 
 	for (i = 0; i < rep->n; i++) {
 		struct rep_workload *w = &rep->w[i];
-		char **vary, **same;
+		char **same;
 
-		report_config_fields(rep, w->runtime, &vary, &same);
-		w->config_words = workload_config_words(&w->config, vary);
-		strv_free(vary);
-		strv_free(same);
+		for (k = 0; k < nrt && strcmp(rt[k], w->runtime); k++)
+			;
+		if (k == nrt) {
+			rt[nrt] = w->runtime;
+			report_config_fields(rep, w->runtime, &vary[nrt], &same);
+			strv_free(same);
+			nrt++;
+		}
+		w->config_words = workload_config_words(&w->config, vary[k]);
 	}
+	for (k = 0; k < nrt; k++)
+		strv_free(vary[k]);
+	free(vary);
+	free(rt);
 }
 
 void
