@@ -173,7 +173,8 @@ configs_load(struct store *s)
 	return 0;
 }
 
-const struct store_config *
+/* The configuration of id (0 or unknown: an empty one); NULL on error. */
+static const struct store_config *
 store_config_get(struct store *s, int64_t id)
 {
 	if (!s->none.canon || (id > 0 && (size_t)id >= s->nconfigs)) {
@@ -400,28 +401,21 @@ cmp_rid(const void *a, const void *b)
 }
 
 /*
- * The samples of rows[0..n), one statement: the samples table read in
- * its primary key's order over the range of the rows' result ids (no
- * join: a sample whose result is not a row is skipped), placed by
- * result id in idx order.
- */
-/*
  * One pass over the samples of result ids [lo, hi], placed into rows by
- * ix. scan: the table in its own (insertion) order, every row read once
- * (for large selections); else the primary key's index over the range.
- * Returns 0; 1 when a scan met samples out of idx order (the caller
- * reads again by the index); -1 after error().
+ * ix, each row's samples straight into its own array (cap: their
+ * capacities). scan: the table in its own (insertion) order, every row
+ * read once (for large selections); else the primary key's index over
+ * the range. Returns 0; 1 when a scan met samples out of idx order (the
+ * caller reads again by the index); -1 after error().
  */
 static int
 samples_pass(struct store *s, struct store_result *rows, size_t n,
-	     const struct rid_row *ix, int scan, double **all_ts,
-	     size_t **all_row, size_t *nall)
+	     const struct rid_row *ix, int scan, size_t *cap)
 {
-	size_t cap = 0, last = 0;
+	size_t last = 0;
 	sqlite3_stmt *st;
 	int rc;
 
-	*nall = 0;
 	st = sq_prepare(s, scan ?
 		     "SELECT result_id, idx, ts FROM samples NOT INDEXED"
 		     " WHERE result_id BETWEEN ?1 AND ?2" :
@@ -434,33 +428,41 @@ samples_pass(struct store *s, struct store_result *rows, size_t n,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
 		size_t lo = 0, hi = n, k;
+		struct store_result *r;
 
 		if (ix[last].id != id) {
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
+			/* samples come in id order: mostly the next row, or
+			 * one between it and the last (not selected) */
+			if (last + 1 < n && ix[last + 1].id == id) {
+				lo = last + 1;
+			} else if (id > ix[last].id &&
+				   (last + 1 == n || id < ix[last + 1].id)) {
+				continue;
+			} else {
+				while (lo < hi) {
+					size_t mid = lo + (hi - lo) / 2;
 
-				if (ix[mid].id < id)
-					lo = mid + 1;
-				else
-					hi = mid;
+					if (ix[mid].id < id)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				if (lo == n || ix[lo].id != id)
+					continue;   /* not a row of the selection */
 			}
-			if (lo == n || ix[lo].id != id)
-				continue;   /* not a row of the selection */
 			last = lo;
 		}
 		k = ix[last].row;
-		if (sqlite3_column_int64(st, 1) != (int64_t)rows[k].n) {
+		r = &rows[k];
+		if (sqlite3_column_int64(st, 1) != (int64_t)r->n) {
 			sqlite3_finalize(st);
 			return 1;           /* out of idx order */
 		}
-		if (*nall == cap) {
-			cap = cap ? 2 * cap : 1024;
-			*all_ts = xrealloc(*all_ts, cap * sizeof(double));
-			*all_row = xrealloc(*all_row, cap * sizeof(size_t));
+		if (r->n == cap[k]) {
+			cap[k] = cap[k] ? 2 * cap[k] : 16;
+			r->ts = xrealloc(r->ts, cap[k] * sizeof(double));
 		}
-		(*all_ts)[*nall] = sqlite3_column_double(st, 2);
-		(*all_row)[(*nall)++] = k;
-		rows[k].n++;
+		r->ts[r->n++] = sqlite3_column_double(st, 2);
 	}
 	sqlite3_finalize(st);
 	/* A damaged page is an error, never fewer samples. */
@@ -473,46 +475,38 @@ samples_pass(struct store *s, struct store_result *rows, size_t n,
  * The samples of rows[0..n), one statement (two when a table scan meets
  * samples out of order): read over the range of the rows' result ids
  * without a join (a sample whose result is not a row is skipped) and
- * placed by result id in idx order.
+ * placed by result id in idx order. Every row gets an array (ts), if
+ * without samples.
  */
 static int
 load_samples(struct store *s, struct store_result *rows, size_t n)
 {
-	struct rid_row *ix = xcalloc(n + 1, sizeof(*ix));
-	double *all_ts = NULL;
-	size_t *all_row = NULL, nall = 0, i, *fill = NULL;
-	int rc, ret = -1;
+	struct rid_row *ix;
+	size_t *cap, i;
+	int rc;
 
-	if (!n) {
-		free(ix);
+	if (!n)
 		return 0;
-	}
+	ix = xcalloc(n, sizeof(*ix));
+	cap = xcalloc(n, sizeof(*cap));
 	for (i = 0; i < n; i++) {
 		ix[i].id = rows[i].result_id;
 		ix[i].row = i;
 	}
 	qsort(ix, n, sizeof(*ix), cmp_rid);
 	/* many results: one sequential scan beats an index lookup per sample */
-	rc = samples_pass(s, rows, n, ix, n > 5000, &all_ts, &all_row, &nall);
+	rc = samples_pass(s, rows, n, ix, n > 5000, cap);
 	if (rc == 1) {
 		for (i = 0; i < n; i++)
 			rows[i].n = 0;
-		rc = samples_pass(s, rows, n, ix, 0, &all_ts, &all_row, &nall);
+		rc = samples_pass(s, rows, n, ix, 0, cap);
 	}
-	if (rc != 0)
-		goto cleanup;
-	fill = xcalloc(n + 1, sizeof(size_t));
 	for (i = 0; i < n; i++)
-		rows[i].ts = xmalloc((rows[i].n ? rows[i].n : 1) * sizeof(double));
-	for (i = 0; i < nall; i++)
-		rows[all_row[i]].ts[fill[all_row[i]]++] = all_ts[i];
-	ret = 0;
-cleanup:
-	free(all_ts);
-	free(all_row);
-	free(fill);
+		if (!rows[i].ts)
+			rows[i].ts = xmalloc(sizeof(double));
+	free(cap);
 	free(ix);
-	return ret;
+	return rc == 0 ? 0 : -1;
 }
 
 /* The order of result rows: session, run seq, run id, result idx. */
@@ -553,18 +547,13 @@ str_hash(const char *t, size_t len)
  * a result query repeats the same few hundred strings many thousands of
  * times). "" for NULL.
  */
+/* The pool's copy of t[0..len) (interned: one copy of each value). */
 static char *
-col_interned(struct store *s, sqlite3_stmt *st, int i, char **lastv)
+str_interned(struct store *s, const char *t, size_t len)
 {
-	const char *t = (const char *)sqlite3_column_text(st, i);
-	size_t len = t ? (size_t)sqlite3_column_bytes(st, i) : 0, k;
+	size_t k;
 	uint64_t h;
 
-	if (!t)
-		t = "";
-	/* consecutive rows mostly repeat a column's value */
-	if (lastv[i] && !strncmp(lastv[i], t, len) && !lastv[i][len])
-		return lastv[i];
 	if (2 * (s->npool + 1) > s->cap_pool) {
 		size_t cap = s->cap_pool ? 2 * s->cap_pool : 1024;
 		char **pool = xcalloc(cap, sizeof(char *));
@@ -586,31 +575,59 @@ col_interned(struct store *s, sqlite3_stmt *st, int i, char **lastv)
 	h = str_hash(t, len);
 	for (k = h & (s->cap_pool - 1); s->pool[k]; k = (k + 1) & (s->cap_pool - 1))
 		if (!strncmp(s->pool[k], t, len) && !s->pool[k][len])
-			return lastv[i] = s->pool[k];
+			return s->pool[k];
 	s->pool[k] = xstrndup(t, len);
 	s->npool++;
-	return lastv[i] = s->pool[k];
+	return s->pool[k];
+}
+
+static char *
+col_interned(struct store *s, sqlite3_stmt *st, int i, char **lastv)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	size_t len = t ? (size_t)sqlite3_column_bytes(st, i) : 0;
+
+	if (!t)
+		t = "";
+	/* consecutive rows mostly repeat a column's value */
+	if (lastv[i] && !strncmp(lastv[i], t, len) && !lastv[i][len])
+		return lastv[i];
+	return lastv[i] = str_interned(s, t, len);
 }
 
 /*
- * The row's own model (store.h): its type, the base name of its file
- * when the model has no SHA-256 (a file's name is no identity where the
- * hash is one: the same model lies under other paths on other hosts),
- * and the label "model not named: type (file)" for a run that names
- * no model.
+ * A row's own model (store.h): the base name of its model_filename
+ * (file: the column, NULL when the model has a SHA-256: a file's name is
+ * no identity where the hash is one, the same model lies under other
+ * paths on other hosts), and the label "model not named: type (file)"
+ * for a run that names no model.
  */
-#define ROW_FILE_ "json_extract(x.raw_json,'$.model_filename')"
+static void
+row_model(struct store *s, struct store_result *r, const char *file)
+{
+	const char *base = file ? strrchr(file, '/') : NULL;
+	char *label;
+
+	base = base ? base + 1 : file ? file : "";
+	r->model_file = str_interned(s, base, strlen(base));
+	if (*r->model || *r->model_label || (!*r->model_type && !*base))
+		return;
+	if (*r->model_type && *base)
+		label = xstrfmt("model not named: %s (%s)", r->model_type, base);
+	else
+		label = xstrfmt("model not named: %s", *base ? base :
+				r->model_type);
+	r->model_label = str_interned(s, label, strlen(label));
+	free(label);
+}
+
+/* The row's model type, and its file's name when the model has no hash
+ * (row_model() takes it from there). */
 #define MODEL_TYPE "coalesce(x.model_type,'')"
 #define MODEL_FILE \
-	"CASE WHEN coalesce(r.model_sha256, a.sha256, '')='' AND " \
-	"json_valid(x.raw_json) THEN coalesce(replace(" ROW_FILE_ ", rtrim(" \
-	ROW_FILE_ ", replace(" ROW_FILE_ ", '/', '')), ''), '') ELSE '' END"
-#define MODEL_LABEL \
-	"CASE WHEN coalesce(r.model,'')<>'' OR coalesce(r.model_label,'')<>''" \
-	" THEN coalesce(r.model_label,'') WHEN " MODEL_TYPE "='' AND " \
-	MODEL_FILE "='' THEN '' ELSE 'model not named: ' || trim(" MODEL_TYPE \
-	" || CASE WHEN " MODEL_FILE "<>'' THEN ' (' || " MODEL_FILE " || ')'" \
-	" ELSE '' END) END"
+	"CASE WHEN coalesce(r.model_sha256, a.sha256, '')='' THEN (SELECT" \
+	" json_extract(w.raw_json,'$.model_filename') FROM result_raw w" \
+	" WHERE w.result_id=x.id) END"
 
 int
 store_query_results(struct store *s, const struct selection *sel,
@@ -638,9 +655,10 @@ store_query_results(struct store *s, const struct selection *sel,
 		"SELECT s.id, r.id, x.id, coalesce(r.environment_id,0),"
 		" coalesce(rc.config_id,0), s.started_at,"
 		" CASE WHEN coalesce(r.started_at,'')<>'' THEN r.started_at"
-		"  ELSE coalesce(json_extract(x.raw_json,'$.test_time'),'') END,"
+		"  ELSE coalesce((SELECT json_extract(w.raw_json,'$.test_time')"
+		"   FROM result_raw w WHERE w.result_id=x.id),'') END,"
 		" s.status, s.tampered, r.target, r.variant,"
-		" r.role, r.model, " MODEL_LABEL ", r.runtime,"
+		" r.role, r.model, coalesce(r.model_label,''), r.runtime,"
 		" coalesce(r.model_sha256, a.sha256, ''), " MODEL_TYPE ", "
 		MODEL_FILE ", r.status,"
 		" r.verification, x.test, x.n_prompt, x.n_gen, x.n_depth,"
@@ -680,7 +698,7 @@ store_query_results(struct store *s, const struct selection *sel,
 		r->runtime = col_interned(s, st, k++, lastv);
 		r->model_sha256 = col_interned(s, st, k++, lastv);
 		r->model_type = col_interned(s, st, k++, lastv);
-		r->model_file = col_interned(s, st, k++, lastv);
+		row_model(s, r, (const char *)sqlite3_column_text(st, k++));
 		r->run_status = col_interned(s, st, k++, lastv);
 		r->verification = col_interned(s, st, k++, lastv);
 		r->test = col_interned(s, st, k++, lastv);

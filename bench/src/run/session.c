@@ -328,25 +328,50 @@ cleanup:
 
 /* ---- the session ------------------------------------------------------------------ */
 
+/*
+ * The plan as its session stores it: the plan's members, then the
+ * schedule's seed as "shimbench_seed" (every uint64_t exact), written
+ * through the JSON module. A plan's own "shimbench_seed" gives way.
+ * The caller frees the result.
+ */
+static char *
+plan_with_seed(const char *plan_json, uint64_t seed)
+{
+	struct json *plan = json_parse(plan_json, strlen(plan_json), "the plan");
+	const struct json *m;
+	struct buf b = BUF_INIT;
+	struct jw w;
+
+	jw_init(&w, &b, 0);
+	jw_object(&w);
+	JSON_FOR_EACH(m, plan) {
+		if (strcmp(json_key(m), "shimbench_seed")) {
+			jw_key(&w, json_key(m));
+			jw_value(&w, m);
+		}
+	}
+	jw_key(&w, "shimbench_seed");
+	jw_uint(&w, seed);
+	jw_end(&w);
+	json_free(plan);
+	return buf_detach(&b, NULL);
+}
+
 static int
 begin_session(struct state *st, const struct buf *warnings, int nwarn)
 {
 	const struct plan *p = st->p;
 	struct session_rec sr = { 0 };
-	struct buf plan_json = BUF_INIT;
 	char now[21], id[65], base[65];
 	size_t i;
 	int ret = RUN_ENV;
 
 	utc_now(now);
-	buf_addf(&plan_json, "%.*s,\"shimbench_seed\":%llu}",
-		 (int)strlen(p->json) - 1, p->json,
-		 (unsigned long long)st->o->seed);
 	sr.kind = xstrdup("run");
 	sr.started_at = xstrdup(now);
 	sr.status = xstrdup(session_state_name(SESSION_STATE_RUNNING));
 	sr.source = st->o->source ? xstrdup(st->o->source) : NULL;
-	sr.plan_json = buf_detach(&plan_json, NULL);
+	sr.plan_json = plan_with_seed(p->json, st->o->seed);
 	sr.warnings_json = nwarn ? xstrdup(warnings->buf) : NULL;
 	sr.label = xstrdup(st->o->label ? st->o->label :
 			   p->name ? p->name : "run");
