@@ -127,7 +127,7 @@ lb_field_of_test(const char *name)
 
 /*
  * The rule for fields no llama-bench version prints (forks, wrappers):
- * a number (or an array of numbers) whose name says it is a statistic
+ * a number (or an array) whose name says it is a statistic
  * or a duration (avg_ttft_ms, stddev_e2e_ms, p99_itl_ms, ttft_s,
  * samples_ttft_ms) is a measurement; anything else is configuration.
  * store.c generates the same rule in SQL from these two lists.

@@ -84,8 +84,8 @@ int lb_field_of_test(const char *name);
 /*
  * 1 when name is part of a row's configuration: the fields of role
  * LB_CONFIG, and every name that is not in the table unless its value is
- * numeric (numeric: a number or an array of numbers) and the name says
- * it is a measurement (lb_field_measurement_name).
+ * numeric (numeric: a number, or an array) and the name says it is a
+ * measurement (lb_field_measurement_name).
  */
 int lb_field_in_config(const char *name, int numeric);
 /*

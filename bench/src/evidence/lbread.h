@@ -76,8 +76,10 @@ int lb_typed_value(struct json *o, const char *key, const char *v,
  * numbers of csv, sql and md cells as numbers, flags (booleans of json,
  * "0"/"1" of csv and sql, "true"/"false") as the integers 0 and 1.
  * Fields of other runtimes and of no llama-bench version are kept as
- * they are. So a jsonl stock run and a csv shim run of one sweep have
- * one configuration.
+ * they are. inspect counts configurations so; the store keeps the raw
+ * row as printed (evidence) and derives its configuration under the
+ * same spelling from the same table (store.c config_of), so a jsonl
+ * stock run and a csv shim run of one sweep have one configuration.
  */
 struct json *lb_normalised(const struct json *o);
 

@@ -425,42 +425,12 @@ lb_rows_push(struct lb_output *out, struct lb_row *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* A number, or an array of numbers (a fork's samples_ttft_ms). */
+/* A number or an array (a fork's samples_ttft_ms): what the store's
+ * configuration rule takes as a possible measurement (store.c). */
 static int
 is_numeric(const struct json *v)
 {
-	const struct json *it;
-
-	if (json_type(v) == JSON_NUMBER)
-		return 1;
-	if (json_type(v) != JSON_ARRAY)
-		return 0;
-	JSON_FOR_EACH(it, v)
-		if (json_type(it) != JSON_NUMBER)
-			return 0;
-	return 1;
-}
-
-/* Every row's raw fields under one spelling (lb_normalised). */
-static void
-normalise_rows(struct lb_output *out)
-{
-	size_t i, end;
-
-	for (i = 0; i < out->n; i++) {
-		struct lb_row *r = &out->rows[i];
-		struct json *o = json_parse_prefix(r->raw_json,
-						   strlen(r->raw_json), &end);
-		struct json *n;
-
-		if (!o)
-			continue;
-		n = lb_normalised(o);
-		free(r->raw_json);
-		r->raw_json = json_print(n, 0);
-		json_free(n);
-		json_free(o);
-	}
+	return json_type(v) == JSON_NUMBER || json_type(v) == JSON_ARRAY;
 }
 
 /* Unknown numeric fields named as measurements (lbfields.h), once each;
@@ -498,11 +468,13 @@ lb_config_key(const struct lb_row *row)
 {
 	const char *raw = row->raw_json ? row->raw_json : "";
 	size_t end;
-	struct json *o = json_parse_prefix(raw, strlen(raw), &end);
+	struct json *p = json_parse_prefix(raw, strlen(raw), &end);
+	struct json *o = p ? lb_normalised(p) : NULL;
 	struct json *key = json_new_object();
 	const struct json *it;
 	char *text;
 
+	json_free(p);
 	JSON_FOR_EACH(it, o)
 		if (json_key(it) && !lb_field_of_test(json_key(it)) &&
 		    (lb_field_find(json_key(it)) ||
@@ -675,8 +647,7 @@ finish(struct lb_output *out, int block)
 		out->rows[i].block = 0;
 	if (block)
 		out->blocks = 1;
-	find_generation(out);   /* from the fields as printed */
-	normalise_rows(out);
+	find_generation(out);
 	number_configs(out);
 	find_unknown(out);
 	find_measurements(out);

@@ -112,15 +112,24 @@ static const char *const migrations[] = {
  * SHA-256, else its name and the row's model fields, and the hardware's
  * the fingerprint's), without the fields no llama-bench prints whose
  * numeric values are named as measurements (lb_field_in_config: a
- * fork's avg_ttft_ms), and with booleans as 0 and 1 (json_each gives
- * them so): a csv "0" and a json false are one configuration.
+ * fork's avg_ttft_ms), with markdown names as json names and booleans
+ * as 0 and 1 (json_each gives them so): a csv "0" and a json false, an
+ * md "threads" and a json "n_threads", are one configuration (a text
+ * "8" and a number 8 have one canonical value, store-query.c).
  */
 static void
 config_of(struct buf *sql, const char *col)
 {
 	size_t i, k;
 
-	buf_adds(sql, "(SELECT json_group_object(key, CASE WHEN type IN"
+	/* markdown names under their json names ("threads": n_threads) */
+	buf_adds(sql, "(SELECT json_group_object(CASE key");
+	for (i = 0; i < lb_nfields; i++)
+		if (lb_fields[i].md && lb_fields[i].role == LB_CONFIG &&
+		    strcmp(lb_fields[i].md, lb_fields[i].name))
+			buf_addf(sql, " WHEN '%s' THEN '%s'", lb_fields[i].md,
+				 lb_fields[i].name);
+	buf_adds(sql, " ELSE key END, CASE WHEN type IN"
 		 " ('object','array') THEN json(value) ELSE value END)"
 		 " FROM json_each(json_remove(");
 	buf_adds(sql, col);

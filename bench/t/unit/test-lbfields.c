@@ -119,11 +119,13 @@ test_config_trigger(void)
 	CHECK(store_query_results(s, &sel, &rows, &n) == 0 && n == 1);
 	if (n == 1)
 		/* gpu_info kept, the fork's numeric measurements dropped
-		 * (its text field kept), a boolean as 1 */
+		 * (its text field kept), a boolean as 1, the markdown name
+		 * ngl under its json name */
 		CHECK_STR(rows[0].config->canon, "avg_mode=fast\n"
 			  "build_commit=abc\n"
-			  "fork_field=7\ngpu_info=g (RADV)\nn_threads=4\n"
-			  "ngl=99\nrepack=1\nruntime.version=0.3\n");
+			  "fork_field=7\ngpu_info=g (RADV)\n"
+			  "n_gpu_layers=99\nn_threads=4\n"
+			  "repack=1\nruntime.version=0.3\n");
 	store_results_free(rows, n);
 	selection_free(&sel);
 	store_close(s);
