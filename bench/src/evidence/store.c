@@ -99,7 +99,17 @@ static const char *const migrations[] = {
 	NULL,
 	/* 6: raw_text_migration() (issue 17) */
 	NULL,
-	/* 7 (issue 20): config_rederive(): gpu_info is configuration, a
+	/* 7 (issue 19 §3): a noise floor is keyed by everything that changes
+	 * the measurement: fingerprint identity, test, model, variant and
+	 * configuration (the canon of store_config); older floors get theirs
+	 * from the details they were stored with */
+	"ALTER TABLE noise ADD COLUMN variant TEXT;"
+	"ALTER TABLE noise ADD COLUMN config TEXT;"
+	"UPDATE noise SET variant=json_extract(details_json,'$.variant'),"
+	"  config=json_extract(details_json,'$.configuration')"
+	"  WHERE json_valid(details_json);"
+	"CREATE INDEX noise_key ON noise(identity, test, model, variant);",
+	/* 8 (issue 20): config_rederive(): gpu_info is configuration, a
 	 * fork's measurements are not, booleans are 0 and 1 */
 	NULL,
 };
@@ -241,7 +251,7 @@ raw_text_migration(struct buf *sql)
 }
 
 /*
- * 7 (issue 20): the trigger again, from the table as it is now, and the
+ * 8 (issue 20): the trigger again, from the table as it is now, and the
  * configurations of the stored rows derived again (config_of() changed:
  * gpu_info became configuration, unknown numeric fields named as
  * measurements left it, booleans became 0 and 1). Configuration ids are
@@ -263,7 +273,7 @@ config_rederive(struct buf *sql)
 	config_of(sql, "x.raw_json");
 	buf_adds(sql, "  WHERE json_valid(x.raw_json) AND"
 		 " json_type(x.raw_json)='object';"
-		 /* runs.measure_sha256 (runrec.c, version 7): by value */
+		 /* runs.measure_sha256 (runrec.c, version 8): by value */
 		 "CREATE INDEX runs_measure ON runs(measure_sha256);");
 }
 
@@ -277,7 +287,7 @@ migration_sql(struct buf *sql, int v)
 		config_migration(sql);
 	else if (v == 5)
 		raw_text_migration(sql);
-	else if (v == 6)
+	else if (v == 7)
 		config_rederive(sql);
 }
 
