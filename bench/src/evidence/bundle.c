@@ -124,7 +124,7 @@ bundle_content_hash(const struct session_data *d, char hex[65])
 		json_quote(&b, stored_value(r->runtime, "runtime"));
 		lines[n++] = buf_detach(&b, NULL);
 	}
-	qsort(lines, n, sizeof(char *), cmp_str);
+	xqsort(lines, n, sizeof(char *), cmp_str);
 	buf_adds(&all, "shimbench content 1\n");
 	for (i = 0; i < n; i++) {
 		buf_adds(&all, lines[i]);

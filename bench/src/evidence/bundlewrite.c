@@ -335,7 +335,7 @@ bundle_write(const char *dir, const struct session_data *d,
 	buf_adds(&text, t && t->readme_md ? t->readme_md : "");
 	if (write_member(&wr, "README.md", text.buf, text.len, NULL) < 0)
 		goto cleanup;
-	qsort(wr.w, wr.n, sizeof(*wr.w), cmp_written);
+	xqsort(wr.w, wr.n, sizeof(*wr.w), cmp_written);
 	buf_reset(&text);
 	for (i = 0; i < wr.n; i++)
 		buf_addf(&text, "%s  %s\n", wr.w[i].sha, wr.w[i].name);
