@@ -243,15 +243,31 @@ write_stream(int fd, const char *what, const void *data, size_t len)
 	return ret;
 }
 
-/* Writes through an existing FIFO, character device or terminal. */
+/*
+ * Writes through an existing FIFO, character device or terminal. Opened
+ * without blocking: a FIFO nobody reads would otherwise hang the command
+ * forever in open(); with no reader it is refused (ENXIO). Once open,
+ * writes block as usual (the reader sets the pace).
+ */
 static int
 write_through(const char *path, const void *data, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC), ret;
+	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK), ret;
+	int flags;
 
+	if (fd < 0 && errno == ENXIO)
+		return error("'%s' is a FIFO that nobody reads; start its "
+			     "reader first (or write to a file, or '-' for "
+			     "stdout)", path);
 	if (fd < 0)
 		return error("cannot open '%s' for writing: %s", path,
 			     strerror(errno));
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		ret = error("cannot write '%s': %s", path, strerror(errno));
+		close(fd);
+		return ret;
+	}
 	ret = write_stream(fd, path, data, len);
 	if (close(fd) < 0 && ret == 0 && errno != EINTR)
 		ret = error("cannot write '%s': %s", path, strerror(errno));
@@ -325,7 +341,8 @@ write_file_atomic(const char *path, const void *data, size_t len)
 		return error("an empty output path");
 	if (check_protected(path) < 0)
 		return -1;
-	if ((fd = own_fd(path)) >= 0) {
+	fd = !strcmp(path, "-") ? 1 : own_fd(path);
+	if (fd >= 0) {
 		if (fd == 1)
 			fflush(stdout);
 		return write_stream(fd, path, data, len);

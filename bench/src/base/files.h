@@ -19,9 +19,10 @@
  *  - a symbolic link: followed to where it ends, and that file is
  *    replaced in its own directory (the link stays a link);
  *  - a FIFO, character device or terminal (/dev/null, /dev/tty): written
- *    through, never replaced, whoever runs it;
- *  - /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: written to
- *    that descriptor of this process;
+ *    through, never replaced, whoever runs it; a FIFO with no reader is
+ *    refused at once (opened non-blocking: ENXIO), never waited for;
+ *  - "-", /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: written
+ *    to that descriptor of this process ("-" is stdout, as everywhere);
  *  - either of the last two on a terminal: control characters shown as
  *    escapes (buf_add_term_safe()), never sent raw;
  *  - a directory, block device or socket: refused;

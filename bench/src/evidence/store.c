@@ -471,6 +471,9 @@ store_open(struct store **out, const char *path)
 		return error("'%s' is not a file: a store that is written to "
 			     "must be a file, or what is stored is lost at "
 			     "exit (give --db PATH)", path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return error("'%s' is a directory, not a store: --db names the "
+			     "store's file (e.g. '%s/shimbench.db')", path, path);
 	s = xcalloc(1, sizeof(*s));
 	s->path = xstrdup(path);
 	/* a store this open creates is verified by construction */

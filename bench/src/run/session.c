@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 struct state {
 	struct store *s;
@@ -851,6 +852,7 @@ run_one(struct state *st, const struct job *j, size_t seq)
 	pr.argv = (const char *const *)tc.argv;
 	pr.env_set = (const char *const *)tc.env_set;
 	pr.env_unset = (const char *const *)tc.env_unset;
+	pr.hold_stdin = tc.hold_stdin;
 	pr.timeout = t->timeout > 0 ? t->timeout : p->timeout;
 	pr.stdout_path = out_path;
 	pr.stderr_path = err_path;
@@ -880,8 +882,14 @@ run_one(struct state *st, const struct job *j, size_t seq)
 	derive(st, j, &rd, &pr, write_failed);
 	add_build(st, ti, &rd);
 	add_gpu(st, ti, &rd);
-	if (store_run(st, &rd) < 0)
+	if (store_run(st, &rd) < 0) {
+		/* Not stored, so not in the session: its raw files must not
+		 * stay in the bundle as files of no run (a full store would
+		 * then be reported as a stray file). */
+		unlink(out_path);
+		unlink(err_path);
 		goto cleanup;
+	}
 	count(st, j, &rd, seq);
 	e.kind = RUN_EV_END;
 	e.status = rd.r.status;
