@@ -57,6 +57,7 @@ LIB_OBJS += evidence/store-check.o
 LIB_OBJS += evidence/store-records.o
 LIB_OBJS += evidence/store-query.o
 LIB_OBJS += evidence/store-noise.o
+LIB_OBJS += evidence/store-owner.o
 LIB_OBJS += evidence/selection.o
 LIB_OBJS += evidence/runrec.o
 LIB_OBJS += evidence/state.o

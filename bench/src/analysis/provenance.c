@@ -337,7 +337,8 @@ add_session(struct store *s, struct provenance *p, int64_t sid,
 	ps->id = sid;
 	ps->kind = xstrdup(rc && rec.kind ? rec.kind : "");
 	ps->label = xstrdup(rc && rec.label ? rec.label : "");
-	ps->status = xstrdup(rc && rec.status ? rec.status : "");
+	ps->status = xstrdup(rc && rec.status ?
+			     store_session_shown_status(s, sid, rec.status) : "");
 	ps->source = xstrdup(rc && rec.source ? rec.source : "");
 	ps->stored_at = xstrdup(rc && rec.started_at ? rec.started_at : "");
 	ps->tampered = rc && rec.tampered;

@@ -374,6 +374,49 @@ write_file_atomic(const char *path, const void *data, size_t len)
 	return ret;
 }
 
+/* 1 for ".NAME.XXXXXX" as replace_file()'s mkstemp() names it. */
+static int
+is_write_temp(const char *name)
+{
+	size_t n = strlen(name), i;
+
+	if (n < 9 || name[0] != '.' || name[n - 7] != '.')
+		return 0;
+	for (i = n - 6; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9')))
+			return 0;
+	return 1;
+}
+
+int
+remove_write_temps(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *e;
+	int ret = 0;
+
+	if (!dh)
+		return errno == ENOENT || errno == ENOTDIR ? 0 :
+			error("cannot open '%s': %s", dir, strerror(errno));
+	while ((e = readdir(dh))) {
+		char *path;
+		struct stat st;
+
+		if (!is_write_temp(e->d_name))
+			continue;
+		path = xstrfmt("%s/%s", dir, e->d_name);
+		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		    unlink(path) < 0)
+			ret = error("cannot remove '%s': %s", path,
+				    strerror(errno));
+		free(path);
+	}
+	closedir(dh);
+	return ret;
+}
+
 int
 mkdir_p(const char *dir)
 {

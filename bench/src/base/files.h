@@ -30,6 +30,13 @@
  */
 int write_file_atomic(const char *path, const void *data, size_t len);
 /*
+ * Removes from dir the temporary files write_file_atomic() makes beside
+ * the file it replaces (".NAME.XXXXXX", six letters or digits) that a
+ * killed writer left behind. Call it only on a directory this command
+ * owns (export --force). A missing dir is fine. 0, or -1 after error().
+ */
+int remove_write_temps(const char *dir);
+/*
  * Registers path, and its "-wal", "-shm", "-journal" and "-verified"
  * side files, as files no write_file_atomic() may touch; what names it
  * in the refusal ("the store"). Lasts for the process.

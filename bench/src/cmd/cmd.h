@@ -93,6 +93,7 @@ struct cmd_run_args {
 	const char *models_dir, *label;
 	long seed;                /* < 0: the plan's, else the clock */
 	int strict, force;
+	long resume;              /* > 0: the session to resume */
 };
 int cmd_run_plan(struct cmd_ctx *ctx, const char *plan_path,
 		 const struct cmd_run_args *a);

@@ -691,7 +691,8 @@ read_session(struct session_data *d, const struct json *o, const char *name)
 	 * session never counts, here as in the store it came from. */
 	if (rc == 0 && d->s.status &&
 	    (session_state_of(d->s.status) < 0 ||
-	     session_state_of(d->s.status) == SESSION_STATE_IMPORTING))
+	     session_state_of(d->s.status) == SESSION_STATE_IMPORTING ||
+	     session_state_of(d->s.status) == SESSION_STATE_ABANDONED))
 		rc = error("%s.status '%s' is not ok, failed, interrupted or "
 			   "running", where, d->s.status);
 	if (rc == 0 && d->s.warnings_json &&

@@ -20,6 +20,7 @@ static const char *const session_names[] = {
 	[SESSION_STATE_OK] = "ok",
 	[SESSION_STATE_FAILED] = "failed",
 	[SESSION_STATE_INTERRUPTED] = "interrupted",
+	[SESSION_STATE_ABANDONED] = "abandoned",
 };
 
 static const char *const verify_names[] = {

@@ -31,6 +31,8 @@ enum session_state {
 	SESSION_STATE_OK,
 	SESSION_STATE_FAILED,
 	SESSION_STATE_INTERRUPTED,
+	SESSION_STATE_ABANDONED,   /* shown, never stored: running, and its
+				      process is gone (store-owner.c) */
 };
 
 enum verify_state {

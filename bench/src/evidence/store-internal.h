@@ -13,6 +13,7 @@
  *   store-query.c    selections as queries: results with their samples,
  *                    what the default left out, configurations, the
  *                    facts of runs for provenance
+ *   store-owner.c    who runs a session: its row and its lock
  *   store-noise.c    noise floors and the sessions a baseline may be
  * Only these files include <sqlite3.h> (check-layers.sh).
  *
@@ -49,6 +50,7 @@ struct store {
 				   passed the check, and only SQLite wrote to
 				   them since (store-check.c) */
 	struct store_files seen;
+	int lock_fd, lock_open;         /* the session lock (store-owner.c) */
 	struct store_config *configs;   /* the configs table, by id (cache) */
 	size_t nconfigs;
 	struct store_config none;       /* id 0: unknown */

@@ -97,6 +97,13 @@ static const char *const migrations[] = {
 	"  DEFAULT 'samples';",
 	/* 5: config_migration() */
 	NULL,
+	/* 6 (issue 21): who runs a session, so that one whose process died
+	 * shows as abandoned and can be resumed (store-owner.c) */
+	"CREATE TABLE session_owners("
+	"  session_id INTEGER PRIMARY KEY"
+	"    REFERENCES sessions(id) ON DELETE CASCADE,"
+	"  host TEXT NOT NULL, pid INTEGER NOT NULL,"
+	"  started_at TEXT NOT NULL, bundle_dir TEXT);",
 };
 
 /*
@@ -600,6 +607,8 @@ store_close(struct store *s)
 	sqlite3_close(s->db);
 	sq_check_close(s, 1);
 	sq_configs_drop(s);
+	if (s->lock_open && s->lock_fd >= 0)
+		close(s->lock_fd);
 	for (i = 0; i < s->cap_pool; i++)
 		free(s->pool[i]);
 	free(s->pool);
