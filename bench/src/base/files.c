@@ -390,8 +390,8 @@ is_write_temp(const char *name)
 	return 1;
 }
 
-int
-remove_write_temps(const char *dir)
+static int
+remove_temps_in(const char *dir, int depth)
 {
 	DIR *dh = opendir(dir);
 	struct dirent *e;
@@ -404,17 +404,31 @@ remove_write_temps(const char *dir)
 		char *path;
 		struct stat st;
 
-		if (!is_write_temp(e->d_name))
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		path = xstrfmt("%s/%s", dir, e->d_name);
-		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-		    unlink(path) < 0)
+		if (lstat(path, &st) < 0) {
+			free(path);
+			continue;
+		}
+		if (S_ISDIR(st.st_mode) && depth < 4) {
+			if (remove_temps_in(path, depth + 1) < 0)
+				ret = -1;
+		} else if (S_ISREG(st.st_mode) && is_write_temp(e->d_name) &&
+			   unlink(path) < 0) {
 			ret = error("cannot remove '%s': %s", path,
 				    strerror(errno));
+		}
 		free(path);
 	}
 	closedir(dh);
 	return ret;
+}
+
+int
+remove_write_temps(const char *dir)
+{
+	return remove_temps_in(dir, 0);
 }
 
 int

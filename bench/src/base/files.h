@@ -30,7 +30,8 @@
  */
 int write_file_atomic(const char *path, const void *data, size_t len);
 /*
- * Removes from dir the temporary files write_file_atomic() makes beside
+ * Removes from dir and its subdirectories (runs/, charts/; links not
+ * followed) the temporary files write_file_atomic() makes beside
  * the file it replaces (".NAME.XXXXXX", six letters or digits) that a
  * killed writer left behind. Call it only on a directory this command
  * owns (export --force). A missing dir is fine. 0, or -1 after error().

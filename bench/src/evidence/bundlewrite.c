@@ -287,17 +287,6 @@ cmp_written(const void *a, const void *b)
 		      ((const struct written *)b)->name);
 }
 
-/* DIR/runs, in a buffer that lives until the next call. */
-static const char *
-wr_runs_dir(const char *dir)
-{
-	static char *runs;
-
-	free(runs);
-	runs = xstrfmt("%s/runs", dir);
-	return runs;
-}
-
 int
 bundle_write(const char *dir, const struct session_data *d,
 	     const struct bundle_tables *t, unsigned flags)
@@ -313,8 +302,7 @@ bundle_write(const char *dir, const struct session_data *d,
 	/* What a killed writer left (".bundle.json.Ab12Cd"): --force means
 	 * this directory is ours, and those files would otherwise stay in
 	 * the bundle unlisted. */
-	if ((flags & BUNDLE_FORCE) && (remove_write_temps(dir) < 0 ||
-				       remove_write_temps(wr_runs_dir(dir)) < 0))
+	if ((flags & BUNDLE_FORCE) && remove_write_temps(dir) < 0)
 		goto cleanup;
 	/* A stale SHA256SUMS would vouch for a half-written directory. */
 	if (unlink(sums) < 0 && errno != ENOENT) {
