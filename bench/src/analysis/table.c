@@ -173,20 +173,26 @@ csv_formula(const char *s)
 	return s[0] && strchr("=+-@\t\r", s[0]) && parse_double(s, &v) < 0;
 }
 
-/* 1 when s holds a control character other than a newline. */
+/* A control character CSV must not carry raw: not a tab or newline. */
+static int
+csv_control(unsigned char c)
+{
+	return (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f;
+}
+
 static int
 has_control(const char *s)
 {
 	for (; *s; s++)
-		if (((unsigned char)*s < 0x20 && *s != '\n') ||
-		    (unsigned char)*s == 0x7f)
+		if (csv_control((unsigned char)*s))
 			return 1;
 	return 0;
 }
 
 /*
- * A CSV field (RFC 4180 quoting); a control character other than a
- * newline is written as "\xNN", never raw (issue 21 §5).
+ * A CSV field (RFC 4180 quoting); a control character other than a tab
+ * or a newline (ESC, CR, DEL) is written as "\xNN", never raw (issue 21
+ * §5): a file shown with cat must not move the cursor or recolour.
  */
 static void
 csv_cell(struct buf *out, const char *s)
@@ -205,7 +211,7 @@ csv_cell(struct buf *out, const char *s)
 
 		if (c == '"')
 			buf_addch(out, '"');
-		if ((c < 0x20 && c != '\n') || c == 0x7f)
+		if (csv_control(c))
 			buf_addf(out, "\\x%02x", c);
 		else
 			buf_addch(out, (char)c);

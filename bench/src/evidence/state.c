@@ -119,7 +119,8 @@ session_state_names(void)
 {
 	static char buf[160];
 
-	return names_of(session_names, ARRAY_SIZE(session_names), buf,
+	/* "abandoned" is shown, never stored: the names a record may hold */
+	return names_of(session_names, SESSION_STATE_ABANDONED, buf,
 			sizeof(buf));
 }
 
