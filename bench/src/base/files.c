@@ -576,7 +576,7 @@ guard_close(void *cookie)
 
 	if (g->pending)
 		(void)write_all(g->fd, "the terminal", "\xc2", 1);
-	free(g);
+	g->pending = 0;
 	return 0;
 }
 
@@ -592,13 +592,18 @@ guard_write_bsd(void *cookie, const char *data, int len)
 FILE *
 term_guard(FILE *fp)
 {
+	/* Static: the guarded streams live until exit, which does not close
+	 * them (a malloc'd cookie was a leak LeakSanitizer reported). */
+	static struct term_guard slots[4];
+	static size_t nslots;
 	struct term_guard *g;
 	FILE *guarded = NULL;
 
-	if (!isatty(fileno(fp)))
+	if (!isatty(fileno(fp)) || nslots == ARRAY_SIZE(slots))
 		return fp;
 	fflush(fp);
-	g = xcalloc(1, sizeof(*g));
+	g = &slots[nslots++];
+	memset(g, 0, sizeof(*g));
 	g->fd = fileno(fp);
 #if defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || \
 	defined(__NetBSD__)
@@ -611,7 +616,7 @@ term_guard(FILE *fp)
 	}
 #endif
 	if (!guarded) {
-		free(g);
+		nslots--;
 		return fp;
 	}
 	setvbuf(guarded, NULL, _IOLBF, 0);

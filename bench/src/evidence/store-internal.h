@@ -50,7 +50,6 @@ struct store {
 				   passed the check, and only SQLite wrote to
 				   them since (store-check.c) */
 	struct store_files seen;
-	int lock_fd, lock_open;         /* the session lock (store-owner.c) */
 	struct store_config *configs;   /* the configs table, by id (cache) */
 	size_t nconfigs;
 	struct store_config none;       /* id 0: unknown */

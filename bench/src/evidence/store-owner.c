@@ -9,9 +9,11 @@
  * show it so, and `run --resume` may take it over.
  *
  * fcntl() locks belong to the process and are dropped when it closes
- * ANY descriptor of the file, so the store keeps one descriptor of the
- * lock file (s->lock_fd) for every claim and check, until store_close().
- * They are not inherited across fork(), so no child keeps a lock alive.
+ * ANY descriptor of the file, so the descriptors of lock files are kept
+ * in one table for the whole process and never closed (a second store
+ * handle on the same store, opened and closed by a report inside a run,
+ * must not drop the run's lock); they end with the process. The locks
+ * are not inherited across fork(), so no child keeps one alive.
  */
 #include "evidence/store-internal.h"
 #include "evidence/state.h"
@@ -26,26 +28,53 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The lock file's descriptor, opened once (read-write when it can be). */
+/* The process's lock files: path and descriptor, never closed. */
+static struct {
+	char *path;
+	int fd, writable;
+} locks[16];
+static size_t nlocks;
+
+/*
+ * The descriptor of s's lock file, opened once per process (again
+ * read-write when a claim needs it and the first was read-only); with
+ * create, made when absent. -1 when it cannot be had (after error(),
+ * except for an absent file without create).
+ */
 static int
 lock_fd(struct store *s, int create)
 {
-	char *path;
+	char *path = xstrfmt("%s-sessions.lock", s->path);
+	size_t i;
+	int fd, writable = 1;
 
-	if (s->lock_open)
-		return s->lock_fd;
-	path = xstrfmt("%s-sessions.lock", s->path);
-	s->lock_fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0),
-			  0666);
-	if (s->lock_fd < 0 && !create)
-		s->lock_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (s->lock_fd < 0 && (create || errno != ENOENT))
-		error("cannot open the session lock '%s': %s", path,
-		      strerror(errno));
-	else
-		s->lock_open = 1;
-	free(path);
-	return s->lock_fd;
+	for (i = 0; i < nlocks; i++)
+		if (!strcmp(locks[i].path, path) &&
+		    (locks[i].writable || !create)) {
+			free(path);
+			return locks[i].fd;
+		}
+	fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0666);
+	if (fd < 0 && !create) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		writable = 0;
+	}
+	if (fd < 0) {
+		if (create || errno != ENOENT)
+			error("cannot open the session lock '%s': %s", path,
+			      strerror(errno));
+		free(path);
+		return -1;
+	}
+	if (nlocks == ARRAY_SIZE(locks)) {
+		/* kept open unrecorded: closing it could drop a lock */
+		free(path);
+		return fd;
+	}
+	locks[nlocks].path = path;
+	locks[nlocks].fd = fd;
+	locks[nlocks++].writable = writable;
+	return fd;
 }
 
 static void

@@ -607,8 +607,6 @@ store_close(struct store *s)
 	sqlite3_close(s->db);
 	sq_check_close(s, 1);
 	sq_configs_drop(s);
-	if (s->lock_open && s->lock_fd >= 0)
-		close(s->lock_fd);
 	for (i = 0; i < s->cap_pool; i++)
 		free(s->pool[i]);
 	free(s->pool);
