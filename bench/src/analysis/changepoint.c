@@ -349,9 +349,16 @@ max_abs_t(const double *m, size_t n, double floor_v, double *pre, size_t *at)
  * the same series always gives the same p). The statistic is scale-free,
  * so this is the exact null of the unfloored maximum; the floored one is
  * never larger, so its p is conservative.
+ *
+ * The draws stop once the p is certain to exceed p_max, whatever the
+ * remaining draws give (issue 17: a series of 10,000 sessions without a
+ * change spent 20 million normal values on a p that only had to be
+ * above p_max). The p returned then is a lower bound, above p_max; a p
+ * at or below p_max is always the full count, so every accept or reject
+ * is the one the full count gives.
  */
 static double
-max_t_p(size_t n, double t_obs)
+max_t_p(size_t n, double t_obs, double p_max)
 {
 	double *x = xmalloc(n * sizeof(double));
 	double *pre = xmalloc((2 * n + 2) * sizeof(double));
@@ -365,6 +372,8 @@ max_t_p(size_t n, double t_obs)
 			x[i] = rng_normal(&g);
 		if (max_abs_t(x, n, 0, pre, &at) >= t_obs)
 			ge++;
+		if ((double)(ge + 1) / (CP_NULL_DRAWS + 1) > p_max)
+			break;
 	}
 	free(x);
 	free(pre);
@@ -373,10 +382,12 @@ max_t_p(size_t n, double t_obs)
 
 /*
  * The best split of sessions r[0..n) (n >= 3) and the p of its |t|
- * against the maximum over all splits of a series without a change.
+ * against the maximum over all splits of a series without a change
+ * (above p_max: only known to be so, max_t_p()).
  */
 static double
-best_t_split(const struct cp_red *r, size_t n, size_t *at, double *t_out)
+best_t_split(const struct cp_red *r, size_t n, double p_max, size_t *at,
+	     double *t_out)
 {
 	double ssw = 0, dfw = 0, inv_k = 0, floor_v, *m, *pre, t;
 	size_t i;
@@ -399,7 +410,7 @@ best_t_split(const struct cp_red *r, size_t n, size_t *at, double *t_out)
 	*t_out = t;
 	if (!*at || !(t > 0))
 		return 2;
-	return max_t_p(n, t);
+	return max_t_p(n, t, p_max);
 }
 
 static void
@@ -411,7 +422,7 @@ seg_sessions(const struct cp_red *r, size_t lo, size_t hi, double p_max,
 
 	if (n < 3)
 		return;
-	p = best_t_split(r + lo, n, &at, &t);
+	p = best_t_split(r + lo, n, p_max, &at, &t);
 	if (!at || !isfinite(p) || p > p_max)
 		return;
 	*out = xrealloc(*out, (*nout + 1) * sizeof(**out));

@@ -229,11 +229,14 @@ gate_decide(const struct cmp_result *r, double threshold, double alpha,
 }
 
 /*
- * The se of log(ratio) with K processes of r samples per side is
- * sqrt(2 (between^2 + var(median of r)) / K); the MDE follows as in
- * gate_decide() for a calibrated gate (the floor counts as known).
+ * The MDE of the default detect gate predicted from a noise model: K
+ * processes of r samples per side, process effect between, within-
+ * process CV within. The se of log(ratio) with K processes of r
+ * samples per side is sqrt(2 (between^2 + var(median of r)) / K); the
+ * MDE follows as in gate_decide() for a calibrated gate (the floor
+ * counts as known).
  */
-double
+static double
 gate_mde_model(double between, double within, double r, int k,
 	       double threshold, double alpha)
 {
@@ -310,7 +313,8 @@ trial_sides(const struct gate_trial *t, struct rng *g, int *ua, int *ub,
 	}
 }
 
-long
+/* The trials of t (gate.h struct gate_trial): how many were flagged. */
+static long
 gate_trials(const struct gate_trial *t, struct rng *g)
 {
 	int *ua = xcalloc(t->base->nproc + 1, sizeof(int));
@@ -341,7 +345,12 @@ gate_trials(const struct gate_trial *t, struct rng *g)
 
 /* ---- calibration ---- */
 
-int
+/*
+ * Calibrates g (at least 3 processes; -1 after error() otherwise): the
+ * noise floor, the model MDE for each K and, with trials, the A/A
+ * false-alarm counts and, when cand has processes, the power against it.
+ */
+static int
 gate_calibrate(const struct workload_group *g, const struct cmp_side *cand,
 	       const struct gate_calib_opts *o, struct gate_calib *c)
 {
@@ -400,10 +409,12 @@ gate_calibrate(const struct workload_group *g, const struct cmp_side *cand,
 }
 
 /*
+ * --simulate: the detection rate of a slowdown and the A/A false-alarm
+ * rate on resampled copies of g's processes (works with one process).
  * Every simulated process resamples one stored process; there is no
  * process effect beyond what the stored processes show.
  */
-void
+static void
 gate_simulate(const struct workload_group *g, double slowdown,
 	      const struct gate_calib_opts *o, struct gate_calib *c)
 {
@@ -473,7 +484,9 @@ gate_store_floor(struct store *s, const struct workload_group *g,
 	return rc;
 }
 
-int
+/* 1 when c is a floor that may be stored: 3 processes or more, every
+ * figure a finite non-negative number. */
+static int
 gate_calib_valid(const struct gate_calib *c)
 {
 	return c->processes >= 3 && isfinite(c->within_cv) &&

@@ -56,14 +56,6 @@ void gate_decide(const struct cmp_result *r, double threshold, double alpha,
 const char *gate_verdict_name(enum gate_verdict v);
 
 /*
- * The MDE of the default detect gate predicted from a noise model: K
- * processes of r samples per side, process effect between, within-
- * process CV within.
- */
-double gate_mde_model(double between, double within, double r, int k,
-		      double threshold, double alpha);
-
-/*
  * One trial loop for calibration. Each trial builds a baseline and a
  * candidate of k processes, compares them (500 bootstrap draws, seeded
  * from g) and decides with `gate --mode detect`; gate_trials() returns
@@ -86,7 +78,6 @@ struct gate_trial {
 	double between_cv;    /* the calibrated effect given to the bootstrap */
 	double threshold, alpha;
 };
-long gate_trials(const struct gate_trial *t, struct rng *g);
 
 /* The processes per side of calibration's MDE figures and trials. */
 #define GATE_CALIB_KS 3
@@ -111,22 +102,6 @@ struct gate_calib {
 	long sim_hit[GATE_CALIB_KS];   /* --simulate: detections */
 	long sim_aa[GATE_CALIB_KS];    /* --simulate: A/A false alarms */
 };
-/*
- * Calibrates g (at least 3 processes; -1 after error() otherwise): the
- * noise floor, the model MDE for each K and, with trials, the A/A
- * false-alarm counts and, when cand has processes, the power against it.
- */
-int gate_calibrate(const struct workload_group *g, const struct cmp_side *cand,
-		   const struct gate_calib_opts *o, struct gate_calib *out);
-/*
- * --simulate: the detection rate of a slowdown and the A/A false-alarm
- * rate on resampled copies of g's processes (works with one process).
- */
-void gate_simulate(const struct workload_group *g, double slowdown,
-		   const struct gate_calib_opts *o, struct gate_calib *out);
-/* 1 when c is a floor that may be stored: 3 processes or more, every
- * figure a finite non-negative number. */
-int gate_calib_valid(const struct gate_calib *c);
 /* Stores the noise floor of g measured in c; 0, or -1 after error(). */
 int gate_store_floor(struct store *s, const struct workload_group *g,
 		     const struct gate_calib *c, const struct gate_calib_opts *o);

@@ -44,7 +44,8 @@ far(double v, double med, double scale)
 	       fabs(v - med) >= OUTLIER_REL * fabs(med);
 }
 
-double
+/* The robust CV of x[0..n): 1.4826 MAD / median; NAN when n == 0. */
+static double
 outliers_robust_cv(const double *x, size_t n)
 {
 	double med, mad = stats_mad(x, n, &med);

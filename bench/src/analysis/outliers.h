@@ -50,7 +50,5 @@ void outliers_side(const struct cmp_side *s, const char *what,
 int outliers_effect(const double *a, size_t na, const double *b, size_t nb,
 		    double ratio, const char *what, const char *name_a,
 		    const char *name_b, struct warnings *w);
-/* The robust CV of x[0..n): 1.4826 MAD / median; NAN when n == 0. */
-double outliers_robust_cv(const double *x, size_t n);
 
 #endif

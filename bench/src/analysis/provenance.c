@@ -542,7 +542,8 @@ cleanup:
 	return ret;
 }
 
-int
+/* The same for what a selection selects (parsed, or text; NULL: all). */
+static int
 provenance_build(struct store *s, const struct selection *sel,
 		 struct provenance **out)
 {
@@ -726,7 +727,8 @@ targets_table(const struct provenance *p, struct table *t)
 	free(group);
 }
 
-void
+/* The three tables the renderers show (table_release() each). */
+static void
 provenance_tables(const struct provenance *p, struct table *sessions,
 		  struct table *targets, struct table *models)
 {

@@ -76,9 +76,6 @@ struct provenance {
  */
 int provenance_from_results(struct store *s, const struct store_result *rows,
 			    size_t n, struct provenance **out);
-/* The same for what a selection selects (parsed, or text; NULL: all). */
-int provenance_build(struct store *s, const struct selection *sel,
-		     struct provenance **out);
 int provenance_select(struct store *s, const char *selection,
 		      struct provenance **out);
 void provenance_free(struct provenance *p);
@@ -99,9 +96,5 @@ void provenance_render_html(const struct provenance *p, const char *title,
  * [... with the whole fingerprint], "models": [...]}.
  */
 void provenance_json(const struct provenance *p, struct jw *w);
-
-/* The three tables the renderers show (table_release() each). */
-void provenance_tables(const struct provenance *p, struct table *sessions,
-		       struct table *targets, struct table *models);
 
 #endif

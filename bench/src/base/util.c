@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+static void buf_grow(struct buf *b, size_t extra);
+
 char buf_empty[1];
 int error_silent;
 static char last_error[512];
@@ -24,7 +26,7 @@ buf_init(struct buf *b, size_t hint)
 		buf_grow(b, hint);
 }
 
-void
+static void
 buf_grow(struct buf *b, size_t extra)
 {
 	size_t need;

@@ -49,7 +49,6 @@ extern char buf_empty[];
 #define BUF_INIT { 0, 0, buf_empty }
 
 void buf_init(struct buf *b, size_t hint);
-void buf_grow(struct buf *b, size_t extra);
 void buf_add(struct buf *b, const void *data, size_t len);
 void buf_adds(struct buf *b, const char *s);
 void buf_addch(struct buf *b, int c);

@@ -39,9 +39,6 @@ struct command {
 
 extern const char *shimbench_version;
 
-/* The full --help text of a command. */
-void cmd_usage(const struct command *c, struct buf *out);
-
 /*
  * Parses a command's argv (argv[0] is its name) by ctx->cmd's option
  * table into opts, and checks the number of positional arguments, which

@@ -68,7 +68,8 @@ find_in(const struct command *const *list, size_t n, const char *name)
 	return NULL;
 }
 
-void
+/* The full --help text of a command. */
+static void
 cmd_usage(const struct command *c, struct buf *out)
 {
 	size_t i;

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void caps_device_release(struct caps_device *d);
+
 /* ---- names --------------------------------------------------------------- */
 
 static const char *const backend_names[CAPS_NBACKENDS] = {
@@ -62,7 +64,7 @@ caps_gpu_of(struct caps *c, enum caps_backend b)
 	}
 }
 
-const struct caps_gpu *
+static const struct caps_gpu *
 caps_gpu_const(const struct caps *c, enum caps_backend b)
 {
 	return caps_gpu_of((struct caps *)c, b);
@@ -164,7 +166,8 @@ caps_kv_remove(struct caps_kv **kv, size_t *n, const char *key)
 		}
 }
 
-const struct caps_kv *
+/* The entry of key, or NULL. */
+static const struct caps_kv *
 caps_kv_get(const struct caps_kv *kv, size_t n, const char *key)
 {
 	size_t i;
@@ -175,7 +178,7 @@ caps_kv_get(const struct caps_kv *kv, size_t n, const char *key)
 	return NULL;
 }
 
-void
+static void
 caps_kv_free(struct caps_kv *kv, size_t n)
 {
 	size_t i;
@@ -224,7 +227,7 @@ caps_device_settle(struct caps_gpu *g)
 		}
 }
 
-void
+static void
 caps_device_release(struct caps_device *d)
 {
 	free(d->name);

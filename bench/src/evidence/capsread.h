@@ -50,8 +50,6 @@ void caps_note_backend(struct caps *c, enum caps_backend b);
 enum caps_backend caps_backend_of(const char *name, size_t len);
 /* The GPU block of backend b (CUDA, ROCm, MUSA, Vulkan, SYCL), or NULL. */
 struct caps_gpu *caps_gpu_of(struct caps *c, enum caps_backend b);
-const struct caps_gpu *caps_gpu_const(const struct caps *c,
-				      enum caps_backend b);
 /* A device with every value unknown. */
 void caps_device_init(struct caps_device *d, long index);
 /* A new device at the end of g's list, as caps_device_init() makes it. */
@@ -62,7 +60,6 @@ struct caps_device *caps_device_new(struct caps_gpu *g, long index);
  * last one is dropped.
  */
 void caps_device_settle(struct caps_gpu *g);
-void caps_device_release(struct caps_device *d);
 /* Sets key in a key=value list: replaced in place when there, else added. */
 struct caps_kv *caps_kv_set(struct caps_kv **kv, size_t *n, const char *key);
 void caps_kv_text(struct caps_kv *kv, const char *text);
@@ -70,10 +67,6 @@ void caps_kv_num(struct caps_kv *kv, double v);
 void caps_kv_bool(struct caps_kv *kv, int v);
 /* Removes key from a key=value list if it is there. */
 void caps_kv_remove(struct caps_kv **kv, size_t *n, const char *key);
-/* The entry of key, or NULL. */
-const struct caps_kv *caps_kv_get(const struct caps_kv *kv, size_t n,
-				  const char *key);
-void caps_kv_free(struct caps_kv *kv, size_t n);
 /* Replaces *dst by a copy of s. */
 void caps_set_str(char **dst, const char *s);
 

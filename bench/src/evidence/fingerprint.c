@@ -61,7 +61,8 @@ fingerprint_copy(struct fingerprint *dst, const struct fingerprint *src)
 	refresh(dst);
 }
 
-const struct fp_fact *
+/* The fact of key, or NULL. */
+static const struct fp_fact *
 fingerprint_get(const struct fingerprint *fp, const char *key)
 {
 	size_t i;

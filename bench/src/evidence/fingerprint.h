@@ -95,10 +95,6 @@ void fingerprint_identity(const struct fingerprint *fp, char identity[65],
 void fingerprint_set(struct fingerprint *fp, const char *key,
 		     const char *value);
 
-/* The fact of key, or NULL. */
-const struct fp_fact *fingerprint_get(const struct fingerprint *fp,
-				      const char *key);
-
 /*
  * The probe: POSIX sh scripts run on the target through its transport.
  * They print source.key=value lines and tolerate missing commands. The

@@ -22,8 +22,8 @@
 /*
  * The raw files stored with each run against their recorded SHA-256: a
  * zeroed overflow page holds no b-tree structure for quick_check to miss
- * or catch, only content, and run records keep their later columns
- * (verification, start time) behind the raw text.
+ * or catch, only content. Every run has its texts row (written with
+ * it, or by the migration that moved them): one missing is damage.
  */
 static int
 check_raw_copies(struct store *s, struct buf *msg)
@@ -33,16 +33,27 @@ check_raw_copies(struct store *s, struct buf *msg)
 		{ "stderr_text", "stderr_sha256" },
 		{ "probe_text", "probe_sha256" },
 	};
-	sqlite3_stmt *st = sq_prepare(s, "SELECT id, seq, session_id,"
-				   " stdout_text, stdout_sha256, stderr_text,"
-				   " stderr_sha256, probe_text, probe_sha256"
-				   " FROM runs");
+	sqlite3_stmt *st = sq_prepare(s, "SELECT r.id, r.seq, r.session_id,"
+				   " t.stdout_text, r.stdout_sha256,"
+				   " t.stderr_text, r.stderr_sha256,"
+				   " t.probe_text, r.probe_sha256, t.run_id"
+				   " FROM runs r LEFT JOIN run_texts t"
+				   " ON t.run_id=r.id");
 	int rc, bad = 0;
 	size_t k;
 
 	if (!st)
 		return 1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 9) == SQLITE_NULL) {
+			if (bad++ < 3)
+				buf_addf(msg, "%srun %lld of session %lld: its "
+					 "stored raw output is missing",
+					 msg->len ? "; " : "",
+					 (long long)sqlite3_column_int64(st, 1),
+					 (long long)sqlite3_column_int64(st, 2));
+			continue;
+		}
 		for (k = 0; k < ARRAY_SIZE(cols); k++) {
 			const void *p = sqlite3_column_blob(st, 3 + 2 * (int)k);
 			size_t n = (size_t)sqlite3_column_bytes(st, 3 + 2 * (int)k);

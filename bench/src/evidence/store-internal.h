@@ -64,7 +64,6 @@ struct store {
 
 /* -1 after error() naming the store, what failed and SQLite's message. */
 int sq_error(struct store *s, const char *what);
-int sq_exec(struct store *s, const char *sql);
 /* A statement, or NULL after error() (and when nErr is set already). */
 struct sqlite3_stmt *sq_prepare(struct store *s, const char *sql);
 /*

@@ -173,7 +173,8 @@ configs_load(struct store *s)
 	return 0;
 }
 
-const struct store_config *
+/* The configuration of id (0 or unknown: an empty one); NULL on error. */
+static const struct store_config *
 store_config_get(struct store *s, int64_t id)
 {
 	if (!s->none.canon || (id > 0 && (size_t)id >= s->nconfigs)) {
@@ -400,28 +401,21 @@ cmp_rid(const void *a, const void *b)
 }
 
 /*
- * The samples of rows[0..n), one statement: the samples table read in
- * its primary key's order over the range of the rows' result ids (no
- * join: a sample whose result is not a row is skipped), placed by
- * result id in idx order.
- */
-/*
  * One pass over the samples of result ids [lo, hi], placed into rows by
- * ix. scan: the table in its own (insertion) order, every row read once
- * (for large selections); else the primary key's index over the range.
- * Returns 0; 1 when a scan met samples out of idx order (the caller
- * reads again by the index); -1 after error().
+ * ix, each row's samples straight into its own array (cap: their
+ * capacities). scan: the table in its own (insertion) order, every row
+ * read once (for large selections); else the primary key's index over
+ * the range. Returns 0; 1 when a scan met samples out of idx order (the
+ * caller reads again by the index); -1 after error().
  */
 static int
 samples_pass(struct store *s, struct store_result *rows, size_t n,
-	     const struct rid_row *ix, int scan, double **all_ts,
-	     size_t **all_row, size_t *nall)
+	     const struct rid_row *ix, int scan, size_t *cap)
 {
-	size_t cap = 0, last = 0;
+	size_t last = 0;
 	sqlite3_stmt *st;
 	int rc;
 
-	*nall = 0;
 	st = sq_prepare(s, scan ?
 		     "SELECT result_id, idx, ts FROM samples NOT INDEXED"
 		     " WHERE result_id BETWEEN ?1 AND ?2" :
@@ -434,33 +428,41 @@ samples_pass(struct store *s, struct store_result *rows, size_t n,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
 		size_t lo = 0, hi = n, k;
+		struct store_result *r;
 
 		if (ix[last].id != id) {
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
+			/* samples come in id order: mostly the next row, or
+			 * one between it and the last (not selected) */
+			if (last + 1 < n && ix[last + 1].id == id) {
+				lo = last + 1;
+			} else if (id > ix[last].id &&
+				   (last + 1 == n || id < ix[last + 1].id)) {
+				continue;
+			} else {
+				while (lo < hi) {
+					size_t mid = lo + (hi - lo) / 2;
 
-				if (ix[mid].id < id)
-					lo = mid + 1;
-				else
-					hi = mid;
+					if (ix[mid].id < id)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				if (lo == n || ix[lo].id != id)
+					continue;   /* not a row of the selection */
 			}
-			if (lo == n || ix[lo].id != id)
-				continue;   /* not a row of the selection */
 			last = lo;
 		}
 		k = ix[last].row;
-		if (sqlite3_column_int64(st, 1) != (int64_t)rows[k].n) {
+		r = &rows[k];
+		if (sqlite3_column_int64(st, 1) != (int64_t)r->n) {
 			sqlite3_finalize(st);
 			return 1;           /* out of idx order */
 		}
-		if (*nall == cap) {
-			cap = cap ? 2 * cap : 1024;
-			*all_ts = xrealloc(*all_ts, cap * sizeof(double));
-			*all_row = xrealloc(*all_row, cap * sizeof(size_t));
+		if (r->n == cap[k]) {
+			cap[k] = cap[k] ? 2 * cap[k] : 16;
+			r->ts = xrealloc(r->ts, cap[k] * sizeof(double));
 		}
-		(*all_ts)[*nall] = sqlite3_column_double(st, 2);
-		(*all_row)[(*nall)++] = k;
-		rows[k].n++;
+		r->ts[r->n++] = sqlite3_column_double(st, 2);
 	}
 	sqlite3_finalize(st);
 	/* A damaged page is an error, never fewer samples. */
@@ -473,46 +475,38 @@ samples_pass(struct store *s, struct store_result *rows, size_t n,
  * The samples of rows[0..n), one statement (two when a table scan meets
  * samples out of order): read over the range of the rows' result ids
  * without a join (a sample whose result is not a row is skipped) and
- * placed by result id in idx order.
+ * placed by result id in idx order. Every row gets an array (ts), if
+ * without samples.
  */
 static int
 load_samples(struct store *s, struct store_result *rows, size_t n)
 {
-	struct rid_row *ix = xcalloc(n + 1, sizeof(*ix));
-	double *all_ts = NULL;
-	size_t *all_row = NULL, nall = 0, i, *fill = NULL;
-	int rc, ret = -1;
+	struct rid_row *ix;
+	size_t *cap, i;
+	int rc;
 
-	if (!n) {
-		free(ix);
+	if (!n)
 		return 0;
-	}
+	ix = xcalloc(n, sizeof(*ix));
+	cap = xcalloc(n, sizeof(*cap));
 	for (i = 0; i < n; i++) {
 		ix[i].id = rows[i].result_id;
 		ix[i].row = i;
 	}
 	xqsort(ix, n, sizeof(*ix), cmp_rid);
 	/* many results: one sequential scan beats an index lookup per sample */
-	rc = samples_pass(s, rows, n, ix, n > 5000, &all_ts, &all_row, &nall);
+	rc = samples_pass(s, rows, n, ix, n > 5000, cap);
 	if (rc == 1) {
 		for (i = 0; i < n; i++)
 			rows[i].n = 0;
-		rc = samples_pass(s, rows, n, ix, 0, &all_ts, &all_row, &nall);
+		rc = samples_pass(s, rows, n, ix, 0, cap);
 	}
-	if (rc != 0)
-		goto cleanup;
-	fill = xcalloc(n + 1, sizeof(size_t));
 	for (i = 0; i < n; i++)
-		rows[i].ts = xmalloc((rows[i].n ? rows[i].n : 1) * sizeof(double));
-	for (i = 0; i < nall; i++)
-		rows[all_row[i]].ts[fill[all_row[i]]++] = all_ts[i];
-	ret = 0;
-cleanup:
-	free(all_ts);
-	free(all_row);
-	free(fill);
+		if (!rows[i].ts)
+			rows[i].ts = xmalloc(sizeof(double));
+	free(cap);
 	free(ix);
-	return ret;
+	return rc == 0 ? 0 : -1;
 }
 
 /* The order of result rows: session, run seq, run id, result idx. */
@@ -618,7 +612,8 @@ store_query_results(struct store *s, const struct selection *sel,
 		"SELECT s.id, r.id, x.id, coalesce(r.environment_id,0),"
 		" coalesce(rc.config_id,0), s.started_at,"
 		" CASE WHEN coalesce(r.started_at,'')<>'' THEN r.started_at"
-		"  ELSE coalesce(json_extract(x.raw_json,'$.test_time'),'') END,"
+		"  ELSE coalesce((SELECT json_extract(w.raw_json,'$.test_time')"
+		"   FROM result_raw w WHERE w.result_id=x.id),'') END,"
 		" s.status, s.tampered, r.target, r.variant,"
 		" r.role, r.model, r.model_label, r.runtime,"
 		" coalesce(r.model_sha256, a.sha256, ''), r.status,"

@@ -282,9 +282,9 @@ result_add_one(struct store *s, int64_t run_id, int idx,
 		"INSERT INTO results(run_id, idx, test, n_prompt, n_gen,"
 		" n_depth, threads, ngl, flash_attn, backend, build_commit,"
 		" build_number, model_type, model_size, model_n_params,"
-		" avg_ts, raw_json, stddev_ts, spread_source)"
+		" avg_ts, stddev_ts, spread_source)"
 		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,"
-		"?16,?17,?18,?19)");
+		"?16,?17,?18)");
 
 	if (!st)
 		return -1;
@@ -304,15 +304,23 @@ result_add_one(struct store *s, int64_t run_id, int idx,
 	sqlite3_bind_int64(st, 14, row->model_size);
 	sqlite3_bind_int64(st, 15, row->model_n_params);
 	sqlite3_bind_double(st, 16, row->avg_ts);
-	sq_bind_text(st, 17, row->raw_json);
 	/* rows not made by lb_parse (MLX-LM) have no printed deviation */
 	if (row->spread_source && isfinite(row->stddev_ts))
-		sqlite3_bind_double(st, 18, row->stddev_ts);
+		sqlite3_bind_double(st, 17, row->stddev_ts);
 	else
-		sqlite3_bind_null(st, 18);
-	sq_bind_text(st, 19, row->spread_source ? row->spread_source :
+		sqlite3_bind_null(st, 17);
+	sq_bind_text(st, 18, row->spread_source ? row->spread_source :
 		  row->n_samples ? "samples" : "table");
 	if (sq_insert_id(s, st, "add result", &rid) < 0)
+		return -1;
+	/* the raw row apart (its trigger derives the configuration) */
+	st = sq_prepare(s, "INSERT INTO result_raw(result_id, raw_json)"
+			" VALUES(?1,?2)");
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, rid);
+	sq_bind_text(st, 2, row->raw_json);
+	if (sq_step_done(s, st, "add result") < 0)
 		return -1;
 	st = sq_prepare(s, "INSERT INTO samples(result_id, idx, ns, ts)"
 			" VALUES(?1,?2,?3,?4)");

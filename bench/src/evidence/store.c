@@ -97,7 +97,9 @@ static const char *const migrations[] = {
 	"  DEFAULT 'samples';",
 	/* 5: config_migration() */
 	NULL,
-	/* 6 (issue 21): who runs a session, so that one whose process died
+	/* 6: raw_text_migration() (issue 17) */
+	NULL,
+	/* 7 (issue 21): who runs a session, so that one whose process died
 	 * shows as abandoned and can be resumed (store-owner.c) */
 	"CREATE TABLE session_owners("
 	"  session_id INTEGER PRIMARY KEY"
@@ -167,6 +169,59 @@ config_migration(struct buf *sql)
 		 " json_type(x.raw_json)='object';");
 }
 
+/*
+ * The trigger that derives the configuration of a result from its raw
+ * row when the row is stored (version 6 on: the raw row lives in
+ * result_raw).
+ */
+static void
+config_trigger(struct buf *sql)
+{
+	buf_adds(sql, "CREATE TRIGGER result_raw_config AFTER INSERT ON"
+		 " result_raw WHEN json_valid(NEW.raw_json) AND"
+		 " json_type(NEW.raw_json)='object' BEGIN"
+		 "  INSERT OR IGNORE INTO configs(json) VALUES(");
+	config_of(sql, "NEW.raw_json");
+	buf_adds(sql, ");"
+		 "  INSERT OR REPLACE INTO result_configs(result_id, config_id)"
+		 "    SELECT NEW.result_id, id FROM configs WHERE json=");
+	config_of(sql, "NEW.raw_json");
+	buf_adds(sql, ";END;");
+}
+
+/*
+ * 6 (issue 17): the raw llama-bench text out of the rows every read
+ * scans. A run's stdout, stderr and probe output (2-4 kB each, in front
+ * of its later columns) and a result's raw row (1 kB) made `report`
+ * read 410 MB of pages at 10,000 sessions for 20 MB of facts. They move,
+ * unchanged, to run_texts and result_raw (one row per run and per
+ * result, same id); the old columns are dropped (SQLite 3.35), the
+ * configuration trigger follows the raw row.
+ */
+static void
+raw_text_migration(struct buf *sql)
+{
+	buf_adds(sql, "CREATE TABLE run_texts("
+		 "  run_id INTEGER PRIMARY KEY REFERENCES runs(id)"
+		 " ON DELETE CASCADE,"
+		 "  stdout_text TEXT, stderr_text TEXT, probe_text TEXT);"
+		 "INSERT INTO run_texts(run_id, stdout_text, stderr_text,"
+		 " probe_text) SELECT id, stdout_text, stderr_text, probe_text"
+		 " FROM runs ORDER BY id;"
+		 "ALTER TABLE runs DROP COLUMN stdout_text;"
+		 "ALTER TABLE runs DROP COLUMN stderr_text;"
+		 "ALTER TABLE runs DROP COLUMN probe_text;"
+		 "CREATE TABLE result_raw("
+		 "  result_id INTEGER PRIMARY KEY REFERENCES results(id)"
+		 " ON DELETE CASCADE,"
+		 "  raw_json TEXT NOT NULL);"
+		 "INSERT INTO result_raw(result_id, raw_json)"
+		 " SELECT id, raw_json FROM results ORDER BY id;"
+		 "DROP TRIGGER results_config;"
+		 "ALTER TABLE results DROP COLUMN raw_json;");
+	config_trigger(sql);
+}
+
 /* The SQL of migration v (0-based), appended to sql. */
 static void
 migration_sql(struct buf *sql, int v)
@@ -175,16 +230,26 @@ migration_sql(struct buf *sql, int v)
 		buf_adds(sql, migrations[v]);
 	else if (v == 4)
 		config_migration(sql);
+	else if (v == 5)
+		raw_text_migration(sql);
 }
 
-/* The tables walked from field tables. */
+/* The version whose step moved the raw text out (raw_text_migration()). */
+#define RAW_TEXT_VERSION 6
+
+/*
+ * The tables walked from field tables. From RAW_TEXT_VERSION on, the
+ * REC_BLOB fields of a table with a side table (raw bytes) live there,
+ * one row per record keyed by the record's id, not in the table.
+ */
 static const struct {
 	const char *table;
 	const struct rec_field *fields;
 	const size_t *n;
+	const char *side, *side_key;
 } rec_tables[] = {
-	{ "sessions", sessionrec_fields, &sessionrec_nfields },
-	{ "runs", runrec_fields, &runrec_nfields },
+	{ "sessions", sessionrec_fields, &sessionrec_nfields, NULL, NULL },
+	{ "runs", runrec_fields, &runrec_nfields, "run_texts", "run_id" },
 };
 
 int
@@ -195,7 +260,7 @@ sq_error(struct store *s, const char *what)
 		     sqlite3_errmsg(s->db));
 }
 
-int
+static int
 sq_exec(struct store *s, const char *sql)
 {
 	char *msg = NULL;
@@ -390,20 +455,45 @@ step_sql(struct buf *sql, int v)
 	for (k = 0; v > 0 && k < ARRAY_SIZE(rec_tables); k++)
 		for (i = 0; i < *rec_tables[k].n; i++) {
 			const struct rec_field *f = &rec_tables[k].fields[i];
-			if (f->since == v + 1 && !(f->flags & REC_BUNDLE_ONLY))
-				buf_addf(sql, "ALTER TABLE %s ADD COLUMN %s %s;",
-					 rec_tables[k].table, f->column,
-					 f->decl);
+			const char *table = rec_tables[k].table;
+
+			if (f->since != v + 1 || (f->flags & REC_BUNDLE_ONLY))
+				continue;
+			if (rec_tables[k].side && f->type == REC_BLOB &&
+			    f->since > RAW_TEXT_VERSION)
+				table = rec_tables[k].side;
+			buf_addf(sql, "ALTER TABLE %s ADD COLUMN %s %s;", table,
+				 f->column, f->decl);
 		}
 	if (v < (int)ARRAY_SIZE(migrations))
 		migration_sql(sql, v);
 	buf_addf(sql, "PRAGMA user_version=%d;", v + 1);
 }
 
+/*
+ * After the raw text moved out (raw_text_migration()): the rows it left
+ * keep their pages, one run a page, so reads would still page through
+ * them until the file is rewritten. VACUUM rewrites it, atomically; when
+ * it cannot (disk space, another reader), the store is upgraded and
+ * correct, only slower to read, and the warning says how to compact it.
+ */
+static void
+compact(struct store *s)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(s->db, "VACUUM", NULL, NULL, &msg) != SQLITE_OK) {
+		warning("store '%s' upgraded, but not compacted (%s): reads stay "
+			"slower until `sqlite3 '%s' VACUUM` succeeds", s->path,
+			msg ? msg : sqlite3_errmsg(s->db), s->path);
+		sqlite3_free(msg);
+	}
+}
+
 static int
 migrate(struct store *s)
 {
-	int v = user_version(s), target = schema_target();
+	int v = user_version(s), target = schema_target(), from;
 	struct buf sql = BUF_INIT;
 
 	if (v < 0)
@@ -414,10 +504,15 @@ migrate(struct store *s)
 			     target);
 	if (v == target)
 		return 0;
+	/* raw_text_migration() drops columns */
+	if (v < RAW_TEXT_VERSION && sqlite3_libversion_number() < 3035000)
+		return error("store '%s' has schema version %d; writing it needs "
+			     "SQLite 3.35 or later (this shimbench runs on "
+			     "SQLite %s)", s->path, v, sqlite3_libversion());
 	if (sq_exec(s, "BEGIN IMMEDIATE") < 0)
 		return -1;
 	/* Another process may have migrated while we waited for the lock. */
-	v = user_version(s);
+	v = from = user_version(s);
 	for (; v >= 0 && v < target && !s->nErr; v++) {
 		buf_reset(&sql);
 		step_sql(&sql, v);
@@ -428,7 +523,12 @@ migrate(struct store *s)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
-	return sq_exec(s, "COMMIT");
+	if (sq_exec(s, "COMMIT") < 0)
+		return -1;
+	/* a store that had rows (not one this open created) */
+	if (from >= 1 && from < RAW_TEXT_VERSION && v >= RAW_TEXT_VERSION)
+		compact(s);
+	return 0;
 }
 
 /*
@@ -743,6 +843,13 @@ stored(const struct rec_field *f)
 	return !(f->flags & REC_BUNDLE_ONLY);
 }
 
+/* 1 when field f of walked table k lives in the table's side table. */
+static int
+in_side(size_t k, const struct rec_field *f)
+{
+	return rec_tables[k].side && f->type == REC_BLOB;
+}
+
 static void
 bind_field(sqlite3_stmt *st, int i, const struct rec_field *f,
 	   const void *rec)
@@ -821,19 +928,28 @@ read_field(sqlite3_stmt *st, int i, const struct rec_field *f, void *rec)
 	}
 }
 
-/* INSERT of a record into its table; *id gets the new row's id. */
-int
-sq_rec_insert(struct store *s, const struct rec_field *fields, const void *rec,
-	   int64_t *id)
+/*
+ * INSERT into table k (side: its side table, keyed by id) of the
+ * record's stored fields that live there.
+ */
+static int
+insert_part(struct store *s, size_t k, int side, const void *rec,
+	    int64_t *id)
 {
-	size_t k = table_of(fields), i, n = *rec_tables[k].n;
+	const struct rec_field *fields = rec_tables[k].fields;
+	size_t i, n = *rec_tables[k].n;
 	struct buf sql = BUF_INIT;
 	sqlite3_stmt *st;
 	int param = 0;
 
-	buf_addf(&sql, "INSERT INTO %s(", rec_tables[k].table);
+	buf_addf(&sql, "INSERT INTO %s(", side ? rec_tables[k].side :
+		 rec_tables[k].table);
+	if (side) {
+		buf_adds(&sql, rec_tables[k].side_key);
+		param++;
+	}
 	for (i = 0; i < n; i++)
-		if (stored(&fields[i]))
+		if (stored(&fields[i]) && in_side(k, &fields[i]) == side)
 			buf_addf(&sql, "%s%s", param++ ? ", " : "",
 				 fields[i].column);
 	buf_adds(&sql, ") VALUES(");
@@ -844,23 +960,56 @@ sq_rec_insert(struct store *s, const struct rec_field *fields, const void *rec,
 	buf_release(&sql);
 	if (!st)
 		return -1;
-	for (i = 0, param = 1; i < n; i++)
-		if (stored(&fields[i]))
+	param = 1;
+	if (side)
+		sqlite3_bind_int64(st, param++, *id);
+	for (i = 0; i < n; i++)
+		if (stored(&fields[i]) && in_side(k, &fields[i]) == side)
 			bind_field(st, param++, &fields[i], rec);
-	return sq_insert_id(s, st, rec_tables[k].table, id);
+	return sq_insert_id(s, st, rec_tables[k].table, side ? NULL : id);
 }
 
-/* "SELECT id, col… FROM table " for a walked table. */
+/*
+ * INSERT of a record into its table (and its raw bytes into the side
+ * table); *id gets the new row's id.
+ */
+int
+sq_rec_insert(struct store *s, const struct rec_field *fields, const void *rec,
+	   int64_t *id)
+{
+	size_t k = table_of(fields);
+	int64_t rid;
+
+	if (insert_part(s, k, 0, rec, &rid) < 0)
+		return -1;
+	if (rec_tables[k].side && insert_part(s, k, 1, rec, &rid) < 0)
+		return -1;
+	if (id)
+		*id = rid;
+	return 0;
+}
+
+/*
+ * "SELECT id, col… FROM table REST" for a walked table; the side
+ * table's columns come from a LEFT JOIN (alias "side"), so REST names
+ * the table's own columns unqualified.
+ */
 void
 sq_select_sql(struct buf *sql, const struct rec_field *fields, const char *rest)
 {
 	size_t k = table_of(fields), i;
+	const char *t = rec_tables[k].table;
 
-	buf_adds(sql, "SELECT id");
+	buf_addf(sql, "SELECT %s.id", t);
 	for (i = 0; i < *rec_tables[k].n; i++)
 		if (stored(&fields[i]))
-			buf_addf(sql, ", %s", fields[i].column);
-	buf_addf(sql, " FROM %s %s", rec_tables[k].table, rest);
+			buf_addf(sql, ", %s.%s", in_side(k, &fields[i]) ?
+				 "side" : t, fields[i].column);
+	buf_addf(sql, " FROM %s", t);
+	if (rec_tables[k].side)
+		buf_addf(sql, " LEFT JOIN %s side ON side.%s=%s.id",
+			 rec_tables[k].side, rec_tables[k].side_key, t);
+	buf_addf(sql, " %s", rest);
 }
 
 /* Reads the current row of a sq_select_sql() statement into rec. */

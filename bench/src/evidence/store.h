@@ -159,8 +159,6 @@ struct store_config {
 	char **keys, **values;
 	char *canon;
 };
-/* The configuration of id (0 or unknown: an empty one); NULL on error. */
-const struct store_config *store_config_get(struct store *s, int64_t id);
 /* The value of key in c (aliases: backend/backends, threads/n_threads,
  * ngl/n_gpu_layers, fa/flash_attn, ...), or NULL. */
 const char *store_config_value(const struct store_config *c, const char *key);

@@ -115,7 +115,8 @@ gguf_vtype_name(int type)
 	return vtype_names[type];
 }
 
-size_t
+/* Bytes of one scalar of that type (0 for string/array/unknown). */
+static size_t
 gguf_vtype_size(int type)
 {
 	switch (type) {

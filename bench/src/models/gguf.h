@@ -96,8 +96,6 @@ int gguf_get_int(const struct gguf_file *g, const char *key, int64_t *out);
 
 /* Name of a metadata value type ("u32", "string"…), "?" when unknown. */
 const char *gguf_vtype_name(int type);
-/* Bytes of one scalar of that type (0 for string/array/unknown). */
-size_t gguf_vtype_size(int type);
 
 /*
  * ggml type traits: 0 and block size (elements) / bytes per block, or

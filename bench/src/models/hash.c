@@ -45,7 +45,7 @@ hash_backend_version(void)
 #endif
 }
 
-struct sha256_ctx *
+static struct sha256_ctx *
 sha256_new(void)
 {
 	struct sha256_ctx *c = xcalloc(1, sizeof(*c));
@@ -59,7 +59,7 @@ sha256_new(void)
 	return c;
 }
 
-void
+static void
 sha256_update(struct sha256_ctx *c, const void *data, size_t len)
 {
 #ifdef __APPLE__
@@ -76,7 +76,8 @@ sha256_update(struct sha256_ctx *c, const void *data, size_t len)
 #endif
 }
 
-void
+/* Writes the hex digest and frees the context. */
+static void
 sha256_final_hex(struct sha256_ctx *c, char hex[SHA256_HEX_LEN + 1])
 {
 	unsigned char md[32];

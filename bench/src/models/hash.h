@@ -14,14 +14,6 @@
 /* "OpenSSL 3.0.x …" or "CommonCrypto (system)": what hashes here. */
 const char *hash_backend_version(void);
 
-/* Streaming context; opaque. */
-struct sha256_ctx;
-
-struct sha256_ctx *sha256_new(void);
-void sha256_update(struct sha256_ctx *c, const void *data, size_t len);
-/* Writes the hex digest and frees the context. */
-void sha256_final_hex(struct sha256_ctx *c, char hex[SHA256_HEX_LEN + 1]);
-
 /* Hex digest of a buffer. */
 void hash_buf_sha256(const void *data, size_t len,
 		     char hex[SHA256_HEX_LEN + 1]);

@@ -49,7 +49,8 @@ synth_shape_find(const char *name)
 	return NULL;
 }
 
-int
+/* Tensor types the generator writes itself: F32, F16, Q8_0. */
+static int
 synth_type_ok(int t)
 {
 	return t == GGML_F32 || t == GGML_F16 || t == GGML_Q8_0;

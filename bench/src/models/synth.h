@@ -29,9 +29,6 @@ const struct synth_shape *synth_shape_find(const char *name);
 /* The table of shapes, *n entries. */
 const struct synth_shape *synth_shapes(size_t *n);
 
-/* Tensor types the generator writes itself: F32, F16, Q8_0. */
-int synth_type_ok(int ggml_type);
-
 /*
  * Parameter count and tensor-data bytes the shape has at that type (what
  * llama-bench reports as model_n_params / model_size).

@@ -329,25 +329,50 @@ cleanup:
 
 /* ---- the session ------------------------------------------------------------------ */
 
+/*
+ * The plan as its session stores it: the plan's members, then the
+ * schedule's seed as "shimbench_seed" (every uint64_t exact), written
+ * through the JSON module. A plan's own "shimbench_seed" gives way.
+ * The caller frees the result.
+ */
+static char *
+plan_with_seed(const char *plan_json, uint64_t seed)
+{
+	struct json *plan = json_parse(plan_json, strlen(plan_json), "the plan");
+	const struct json *m;
+	struct buf b = BUF_INIT;
+	struct jw w;
+
+	jw_init(&w, &b, 0);
+	jw_object(&w);
+	JSON_FOR_EACH(m, plan) {
+		if (strcmp(json_key(m), "shimbench_seed")) {
+			jw_key(&w, json_key(m));
+			jw_value(&w, m);
+		}
+	}
+	jw_key(&w, "shimbench_seed");
+	jw_uint(&w, seed);
+	jw_end(&w);
+	json_free(plan);
+	return buf_detach(&b, NULL);
+}
+
 static int
 begin_session(struct state *st, const struct buf *warnings, int nwarn)
 {
 	const struct plan *p = st->p;
 	struct session_rec sr = { 0 };
-	struct buf plan_json = BUF_INIT;
 	char now[21], id[65], base[65];
 	size_t i;
 	int ret = RUN_ENV;
 
 	utc_now(now);
-	buf_addf(&plan_json, "%.*s,\"shimbench_seed\":%llu}",
-		 (int)strlen(p->json) - 1, p->json,
-		 (unsigned long long)st->o->seed);
 	sr.kind = xstrdup("run");
 	sr.started_at = xstrdup(now);
 	sr.status = xstrdup(session_state_name(SESSION_STATE_RUNNING));
 	sr.source = st->o->source ? xstrdup(st->o->source) : NULL;
-	sr.plan_json = buf_detach(&plan_json, NULL);
+	sr.plan_json = plan_with_seed(p->json, st->o->seed);
 	sr.warnings_json = nwarn ? xstrdup(warnings->buf) : NULL;
 	sr.label = xstrdup(st->o->label ? st->o->label :
 			   p->name ? p->name : "run");
@@ -1131,8 +1156,12 @@ resume_allowed(struct store *s, const struct plan *p,
 	if (rc)
 		return rc;
 	*seed = (uint64_t)v;
-	buf_addf(&want, "%.*s,\"shimbench_seed\":%llu}",
-		 (int)strlen(p->json) - 1, p->json, (unsigned long long)v);
+	{
+		char *w = plan_with_seed(p->json, *seed);
+
+		buf_adds(&want, w);
+		free(w);
+	}
 	if (strcmp(want.buf, d->s.plan_json)) {
 		error("the plan changed since session %lld ran (the plan given "
 		      "differs from the one it recorded): refusing to resume; "
@@ -1148,6 +1177,18 @@ static const char *const resume_facts[] = {
 	"llama_bench_sha256", "llama_bench_path", "llama_build", "hw_model",
 	"os_build", "shim_sha256",
 };
+
+/* Fact f of resume_facts[] in fp, or NULL. */
+static const struct fp_fact *
+resume_fact(const struct fingerprint *fp, size_t f)
+{
+	const struct fp_fact *const v[] = {
+		fp->llama_bench_sha256, fp->llama_bench_path, fp->llama_build,
+		fp->hw_model, fp->os_build, fp->shim_sha256,
+	};
+
+	return f < ARRAY_SIZE(v) ? v[f] : NULL;
+}
 
 /*
  * The targets as fingerprinted now against the session's environments,
@@ -1176,10 +1217,8 @@ resume_same(struct state *st, const struct session_data *d)
 		if (fingerprint_from_text(&then, e->fingerprint_json, NULL) < 0)
 			return RUN_ENV;
 		for (f = 0; f < ARRAY_SIZE(resume_facts) && !rc; f++) {
-			const struct fp_fact *a = fingerprint_get(&then,
-							resume_facts[f]);
-			const struct fp_fact *b = fingerprint_get(&st->fps[i],
-							resume_facts[f]);
+			const struct fp_fact *a = resume_fact(&then, f);
+			const struct fp_fact *b = resume_fact(&st->fps[i], f);
 			const char *was = a && a->type == FP_STR ? a->str : NULL;
 			const char *is = b && b->type == FP_STR ? b->str : NULL;
 

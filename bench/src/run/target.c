@@ -31,7 +31,11 @@ target_cut_merged(const struct transport_cmd *tc, struct buf *out)
 		buf_setlen(out, (size_t)(p - out->buf));
 }
 
-int
+/*
+ * Runs argv on target t (no extra environment) and appends its stdout to
+ * out. 0, or -1 after error() naming what failed (what) and where.
+ */
+static int
 target_capture(const struct plan_target *t, const char *const *argv,
 	       double timeout, const char *what, struct buf *out)
 {
@@ -144,7 +148,13 @@ target_fingerprint_gpu(const struct plan_target *t, struct fingerprint *fp)
 	return ret;
 }
 
-int
+/*
+ * The network address of a remote target, for scp (its transport's
+ * address hook: ssh's host; lume's `lume get VM -f json` ipAddress;
+ * tart's `tart ip VM`). *addr is malloc'd. 0, or -1 after error() (a
+ * local target, the VM is not running, no address).
+ */
+static int
 target_address(const struct plan_target *t, char **addr)
 {
 	*addr = NULL;

@@ -14,13 +14,6 @@ struct buf;
 struct transport_cmd;
 
 /*
- * Runs argv on target t (no extra environment) and appends its stdout to
- * out. 0, or -1 after error() naming what failed (what) and where.
- */
-int target_capture(const struct plan_target *t, const char *const *argv,
-		   double timeout, const char *what, struct buf *out);
-
-/*
  * SHA-256 of a file on the target: read here for a local target (through
  * the store's hash cache when s is not NULL), by sha256sum or shasum
  * there for a remote one. 0, or -1 after error().
@@ -46,14 +39,6 @@ int target_fingerprint_gpu(const struct plan_target *t,
 
 /* A merged transport's stdout: keeps what comes before the separator. */
 void target_cut_merged(const struct transport_cmd *tc, struct buf *out);
-
-/*
- * The network address of a remote target, for scp (its transport's
- * address hook: ssh's host; lume's `lume get VM -f json` ipAddress;
- * tart's `tart ip VM`). *addr is malloc'd. 0, or -1 after error() (a
- * local target, the VM is not running, no address).
- */
-int target_address(const struct plan_target *t, char **addr);
 
 /*
  * Copies the local file src to dst on target t and checks what arrived:

@@ -54,7 +54,11 @@ absolute(const char *path)
 	return xstrfmt("%s/%s", cwd, path);
 }
 
-char *
+/*
+ * When path is a wrapper written by bench/scripts/llama-bench.sh, returns
+ * the prefix binary it runs (caller frees); otherwise NULL.
+ */
+static char *
 tool_wrapper_target(const char *path, const char *name)
 {
 	char head[512], real[PATH_MAX], *dir, *target;

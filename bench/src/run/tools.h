@@ -42,12 +42,6 @@ void tool_release(struct tool *t);
 /* The environment variable naming a tool: "LLAMA_BENCH" for llama-bench. */
 char *tool_env_name(const char *name);
 
-/*
- * When path is a wrapper written by bench/scripts/llama-bench.sh, returns
- * the prefix binary it runs (caller frees); otherwise NULL.
- */
-char *tool_wrapper_target(const char *path, const char *name);
-
 /* SHA-256 of t->binary; 0, or -1 after error(). */
 int tool_binary_sha256(const struct tool *t, char hex[SHA256_HEX_LEN + 1]);
 

@@ -75,14 +75,16 @@ facts() {
 	select 'run', seq, target, variant, role, model, model_label,
 	       model_sha256, runtime, argv_json, env_json, status, exit_code,
 	       signal, timed_out, wall_s, stdout_path, stderr_path,
-	       stdout_sha256, stderr_sha256, length(stdout_text),
-	       length(stderr_text), capabilities_json, expect_json,
+	       stdout_sha256, stderr_sha256, length(t.stdout_text),
+	       length(t.stderr_text), capabilities_json, expect_json,
 	       verification, verification_detail, error, probe_path,
 	       probe_sha256, probe_expect_json, started_at
-	  from runs order by session_id, seq;
-	select 'result', r.seq, x.idx, x.test, x.avg_ts, x.raw_json,
+	  from runs left join run_texts t on t.run_id = runs.id
+	  order by session_id, seq;
+	select 'result', r.seq, x.idx, x.test, x.avg_ts, w.raw_json,
 	       (select group_concat(ts, ' ') from samples s where s.result_id = x.id)
 	  from results x join runs r on r.id = x.run_id
+	  left join result_raw w on w.result_id = x.id
 	  order by r.session_id, r.seq, x.idx;
 	select 'artifact', sha256, kind, path, size, facts_json from artifacts order by sha256;"
 }

@@ -24,6 +24,15 @@ cat >"$WORK/minimal.json" <<JSON
 {"models":[{"name":"tiny","path":"$MODEL"}], "targets":{"here":{"transport":"local"}}, "variants":[{"name":"plain","target":"here"}], "llama_bench":{"args":["-p","64","-n","16","-r","3"]}, "processes":2}
 JSON
 expect_code 0 "minimal plan runs" "$SHIMBENCH" --db "$WORK/min.db" --quiet run --bundle "$WORK/min" "$WORK/minimal.json"
+# The session stores the plan with its seed, exact above 2^53 (a clock
+# seed is), written through the JSON module.
+expect_code 0 "a seed above 2^53 runs" "$SHIMBENCH" --db "$WORK/seed.db" --quiet run --seed 9007199254740993 --bundle "$WORK/seed" "$WORK/minimal.json"
+check "the stored plan is the plan and the exact seed" python3 -c "
+import json, sqlite3, sys
+stored = json.loads(sqlite3.connect('$WORK/seed.db').execute('select plan_json from sessions').fetchone()[0])
+plan = json.load(open('$WORK/minimal.json'))
+seed = stored.pop('shimbench_seed')
+sys.exit(not (seed == 9007199254740993 and list(stored) == list(plan) and stored['processes'] == 2))"
 
 # 2. Two variants, K=2 interleaved, one with an injected library that
 #    must leave its marker.

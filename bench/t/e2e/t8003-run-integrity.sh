@@ -146,7 +146,8 @@ stored_hashes_wrong() {
 	python3 - "$1" <<'PY'
 import hashlib, sqlite3, sys
 for seq, text, sha in sqlite3.connect(sys.argv[1]).execute(
-        "select seq, stdout_text, stdout_sha256 from runs"):
+        "select r.seq, t.stdout_text, r.stdout_sha256 from runs r"
+        " left join run_texts t on t.run_id = r.id"):
     if text is None and sha is None:
         continue
     if isinstance(text, str):
@@ -193,8 +194,8 @@ plan nomark nomark.sh
 expect_code 0 "a run whose marker comes after 5 MB of stderr" "$SHIMBENCH" --db late.db --quiet run --bundle "$WORK/late" late.json
 [ "$(q late.db "select verification from runs where variant='marked'")" = verified ] &&
 	ok "the late marker verifies the run" || not_ok "not verified: $(q late.db "select verification_detail from runs where variant='marked'")"
-[ "$(q late.db "select length(stderr_text) from runs where variant='marked'")" = "$(stat -c %s late.stderr)" ] &&
-	ok "the whole stderr is stored" || not_ok "stderr stored: $(q late.db "select length(stderr_text) from runs where variant='marked'") bytes"
+[ "$(q late.db "select length(t.stderr_text) from runs r join run_texts t on t.run_id = r.id where r.variant='marked'")" = "$(stat -c %s late.stderr)" ] &&
+	ok "the whole stderr is stored" || not_ok "stderr stored: $(q late.db "select length(t.stderr_text) from runs r join run_texts t on t.run_id = r.id where r.variant='marked'") bytes"
 check "the bundle holds the whole stderr" cmp -s late.stderr late/runs/00?-marked-tiny.stderr
 expect_code 1 "without the marker, 5 MB of stderr do not verify" "$SHIMBENCH" --db late.db --quiet run --bundle "$WORK/nomark" nomark.json
 expect_code 0 "the bundle with the late marker imports" "$SHIMBENCH" --db late2.db import late
