@@ -3,7 +3,7 @@
  * fixed gate (gate.h gate_decide over compare.h cmp_compute), by
  * simulation; bench/scripts/seq-sim.sh builds and runs it.
  *
- *   seq-sim TRIALS SEED [PROFILE]
+ *   seq-sim TRIALS SEED [PROFILE|all [loop]]
  *
  * A simulated process: r = 10 samples 100 x f x exp(between Z_p +
  * within Z_i) (f = 1 - slowdown on the candidate). Per noise profile and
@@ -16,6 +16,10 @@
  *                  and calibrated (a floor measured from 10 A/A
  *                  processes of the same noise, drawn afresh per trial,
  *                  with its 9 degrees of freedom)
+ *   CLI loop       run --until-decided: the baseline K0 = 3 or 10
+ *                  processes measured once, the candidate from one
+ *                  process in rounds of gate_seq_batch() (the CLI's
+ *                  rule), asked after each round; "loop" runs only it
  *   fixed K        K processes per side, `gate --mode detect` (500
  *                  bootstrap draws), uncalibrated K = 3, 10, 30 and
  *                  calibrated K = 3
@@ -27,6 +31,7 @@
  */
 #include "analysis/compare.h"
 #include "analysis/gate.h"
+#include "analysis/gateseq.h"
 #include "analysis/sequential.h"
 #include "base/rng.h"
 #include "base/util.h"
@@ -132,6 +137,47 @@ sequential(struct rng *g, const struct profile *p, double slow, int calib,
 	}
 }
 
+/*
+ * run --until-decided's loop: the baseline measured once (K0 processes,
+ * it cannot be repeated after an OS update), the candidate from one
+ * process, then rounds of gate_seq_batch() processes (the CLI's own
+ * rule), asked after each round, up to the cap. procs: the candidate's.
+ */
+static void
+cli_loop(struct rng *g, const struct profile *p, double slow, int k0,
+	 long trials, struct tally *t)
+{
+	long tr;
+
+	memset(t, 0, sizeof(*t));
+	t->trials = trials;
+	for (tr = 0; tr < trials; tr++) {
+		struct cmp_side a = { 0 }, b = { 0 };
+		struct seq_opts o = SEQ_OPTS_INIT;
+		struct seq_decision d;
+		int i, k = 1, add;
+
+		o.grow = SEQ_GROW_CANDIDATE;
+		o.max_processes = CAP;
+		for (i = 0; i < k0; i++)
+			add_process(&a, g, p, 1, i + 1);
+		add_process(&b, g, p, 1 - slow, 1001);
+		for (;;) {
+			seq_decide(&a, &b, &o, &d);
+			if (!(add = gate_seq_batch(&d, CAP)))
+				break;
+			for (i = 0; i < add; i++, k++)
+				add_process(&b, g, p, 1 - slow, 1001 + k);
+		}
+		t->reg += d.verdict == SEQ_REGRESSION;
+		t->pass += d.verdict == SEQ_PASS;
+		t->undecided += d.verdict != SEQ_REGRESSION && d.verdict != SEQ_PASS;
+		t->procs += (double)k;
+		cmp_side_release(&a);
+		cmp_side_release(&b);
+	}
+}
+
 static void
 fixed(struct rng *g, const struct profile *p, double slow, int k, int calib,
       long trials, struct tally *t)
@@ -176,20 +222,24 @@ int
 main(int argc, char **argv)
 {
 	static const int fixed_k[] = { 3, 10, 30 };
+	static const int loop_k0[] = { 3, 10 };
+	int loop_only;
 	struct rng g;
 	long trials;
 	size_t i, j, q;
 
-	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: seq-sim TRIALS SEED [PROFILE]\n");
+	if (argc < 3 || argc > 5) {
+		fprintf(stderr, "usage: seq-sim TRIALS SEED [PROFILE [loop]]\n");
 		return 2;
 	}
+	loop_only = argc > 4 && !strcmp(argv[4], "loop");
 	trials = atol(argv[1]);
 	rng_seed(&g, (uint64_t)atoll(argv[2]));
 	printf("| noise | slowdown | design | regression | pass | undecided | "
 	       "processes per side (mean) |\n|---|---:|---|---:|---:|---:|---:|\n");
 	for (i = 0; i < ARRAY_SIZE(profiles); i++) {
-		if (argc > 3 && (size_t)atoi(argv[3]) != i)
+		if (argc > 3 && strcmp(argv[3], "all") &&
+		    (size_t)atoi(argv[3]) != i)
 			continue;
 		for (j = 0; j < ARRAY_SIZE(slowdowns); j++) {
 			const struct profile *p = &profiles[i];
@@ -197,6 +247,14 @@ main(int argc, char **argv)
 			struct tally t;
 			char name[64];
 
+			for (q = 0; q < ARRAY_SIZE(loop_k0); q++) {
+				cli_loop(&g, p, s, loop_k0[q], trials, &t);
+				snprintf(name, sizeof(name), "run --until-decided, "
+					 "baseline K = %d", loop_k0[q]);
+				print_row(p, s, name, &t);
+			}
+			if (loop_only)
+				continue;
 			sequential(&g, p, s, 0, trials, &t);
 			print_row(p, s, "sequential, uncalibrated", &t);
 			sequential(&g, p, s, 1, trials, &t);

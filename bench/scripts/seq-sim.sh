@@ -3,7 +3,7 @@
 # (bench/scripts/seq-sim.c): false alarms, power and the processes used,
 # at the published noise and at a 2 % and 5 % process effect.
 #
-#   sh bench/scripts/seq-sim.sh [TRIALS [SEED [PROFILE]]]
+#   sh bench/scripts/seq-sim.sh [TRIALS [SEED [PROFILE|all [loop]]]]
 #
 # Defaults: 1000 trials per cell, seed 2027, every profile. Builds the
 # driver against build/obj (run make first); runs it under nice, since

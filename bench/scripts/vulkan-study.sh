@@ -35,7 +35,10 @@
 #
 # Environment: VULKAN_STUDY_MODEL (a manifest name: synth-tiny or
 # synth-tinyllama-1.1b-q4_k_m), VULKAN_STUDY_ARGS ("-p 512 -n 128 -r 10"),
-# VULKAN_STUDY_PROCESSES (3) override the defaults above; SHIMBENCH names
+# VULKAN_STUDY_PROCESSES (3) override the defaults above;
+# VULKAN_STUDY_PLAN=bench/plans/vulkan-ablation.json runs the capability
+# ablation instead (bare, stock, shim and a shim variant per capability
+# hidden; summary.md then holds its table, cost in % of bare); SHIMBENCH names
 # the binary (default build/shimbench). Exit: shimbench run's (0 every run
 # ok and verified, 1 a run failed or was not verified), 2 usage, 3 a
 # missing tool or file.
@@ -56,6 +59,11 @@ mkdir -p "$out"
 out=$(CDPATH='' cd -- "$out" && pwd -P)
 cd "$top"
 bin=${SHIMBENCH:-$top/build/shimbench}
+src=${VULKAN_STUDY_PLAN:-bench/plans/vulkan-study.json}
+case $src in
+bench/plans/vulkan-study.json|bench/plans/vulkan-ablation.json) ;;
+*) fail "VULKAN_STUDY_PLAN='$src': bench/plans/vulkan-study.json or bench/plans/vulkan-ablation.json" ;;
+esac
 [ -x "$bin" ] || fail "'$bin' not found; run make"
 so=build/shim/vulkan/libVulkanCapabilities.so
 probe=build/shim/vulkan/vulkan-capabilities
@@ -139,7 +147,6 @@ fi
 # each substitution must hit exactly one line of it.
 json_args=$(printf '%s\n' $args | sed 's/.*/"&"/' | paste -sd, - | sed 's/,/, /g')
 make_plan() {
-	src=bench/plans/vulkan-study.json
 	for pat in '"name": "synth-tinyllama-1.1b-q4_k_m"' \
 		'"llama_bench": { "args": \["-p", "512", "-n", "128", "-r", "10"\] },' \
 		'"processes": 3,'; do
@@ -183,7 +190,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 
 sb() { "$bin" --db "$out/study.db" "$@"; }
 {
-	echo "# Vulkan capability study ($mode)"
+	echo "# Vulkan capability $(grep -q '"ablate"' "$src" && echo ablation || echo study) ($mode)"
 	echo
 	echo "Model \`$model\`, \`llama-bench $args\`, $procs interleaved processes per"
 	echo "variant (seed 2026), after a warm-up session of one process per variant."
@@ -219,8 +226,13 @@ sb() { "$bin" --db "$out/study.db" "$@"; }
 	echo "## Report"
 	echo
 	cat "$out/study.txt"
+	if grep -q '"ablate"' "$src"; then
+		echo
+		sb report --ablation 2>&1 || true
+	fi
 	for pair in "stock shim" "bare shim" "stock ggml-switches"; do
 		set -- $pair
+		grep -q "\"name\": \"$2\"" "$src" || continue
 		echo
 		echo "## compare variant=$1 variant=$2"
 		echo

@@ -56,10 +56,18 @@ neutral() {
 	fi
 }
 
+# json_word KEY: the value of a top-level string KEY of gate.json, one
+# word of [a-z-] (gate writes one key a line; no JSON parser needed).
+json_word() {
+	sed -n "s/^  \"$1\": \"\([a-z-]*\)\",\{0,1\}\$/\1/p" "$out/gate.json" 2>/dev/null | head -n 1
+}
+
 rm -f "$out/junit.xml" "$out/gate.json" "$out/gate.md"
 baseline=auto
 gate auto
-if [ "$rc" -eq 3 ] && grep -q "no other session has the candidate's fingerprint with another OS build" "$out/gate.err"; then
+# gate says "no macOS update since the last baseline" in its JSON
+# (no_baseline: no-other-os-build), never only in words
+if [ "$rc" -eq 3 ] && [ "$(json_word no_baseline)" = no-other-os-build ]; then
 	sessions=$("$SHIMBENCH" --db "$DB" sessions --format csv 2>/dev/null | tail -n +2 | grep -c .)
 	if [ "$cand" = session=latest ] && [ "${sessions:-0}" -le 1 ]; then
 		ci_output verdict no-baseline
@@ -78,6 +86,13 @@ if [ "$rc" -eq 3 ] && grep -q "no other session has the candidate's fingerprint 
 		"$fallback" | ci_summary
 	baseline=$fallback
 	gate "$fallback"
+elif [ "$rc" -eq 3 ] && [ -n "$(json_word no_baseline)" ]; then
+	# an OS update, but no earlier session shares a workload (or the
+	# candidate has no fingerprint): nothing to gate, said, never green
+	ci_output verdict no-baseline
+	ci_output exit-code "$rc"
+	neutral "no baseline to gate against ($(json_word no_baseline)): $(tail -n 1 "$out/gate.err")"
+	exit 0
 fi
 ci_output baseline "$baseline"
 ci_output exit-code "$rc"

@@ -10,7 +10,9 @@
  * identity (the fingerprint without OS version and build) and OS build.
  * Of the other sessions with an environment of that base identity and
  * another OS build, the most recently measured one that counts (status
- * ok, not tampered: the default of selection.h) is the baseline;
+ * ok, not tampered: the default of selection.h) and shares a workload
+ * with the candidate (analysis/workload.h; one that shares none, another
+ * backend say, is passed over and named) is the baseline;
  * sessions measured after the candidate (its newest row's date) come
  * only when no earlier one qualifies. The newer sessions passed over are
  * named with the reason. The baseline selection is the candidate's
@@ -35,6 +37,12 @@ struct baseline_pick {
 				       session 8 (failed)"; "" none */
 	long nskipped;
 	char *reason;               /* why that one, in words */
+	const char *none;           /* RC_NOTHING: "no-fingerprint" (the
+				       candidate has none), "no-other-os-build"
+				       (no session of its base fingerprint
+				       with another OS build counts: no OS
+				       update since), "nothing-comparable"
+				       (some do, none shares a workload) */
 	struct selection sel;       /* the baseline selection */
 };
 

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-#include "analysis/gate.h"
+#include "analysis/gate-internal.h"
 #include "evidence/state.h"
 #include "analysis/baseline.h"
 #include "analysis/outliers.h"
@@ -8,6 +8,7 @@
 #include "analysis/workload.h"
 #include "evidence/selection.h"
 #include "evidence/store.h"
+#include "evidence/runrec.h"
 #include "base/json.h"
 #include "base/rng.h"
 #include "base/util.h"
@@ -472,6 +473,8 @@ gate_store_floor(struct store *s, const struct workload_group *g,
 	nr.target = g->target;
 	nr.model = g->model;
 	nr.test = g->test;
+	nr.variant = g->variant;
+	nr.config = g->config ? g->config->canon : "";
 	nr.session_id = g->session;
 	nr.processes = (int)c->processes;
 	nr.samples = (int)c->samples;
@@ -590,9 +593,9 @@ threshold_for(const struct gate_opts *o, const char *test)
 	return o->threshold;
 }
 
-static struct gate_check *
-add_check(struct gate_report *rep, const char *suite, const char *name,
-	  enum gate_verdict v, char *message)
+struct gate_check *
+gate_add_check(struct gate_report *rep, const char *suite, const char *name,
+	       enum gate_verdict v, char *message)
 {
 	struct gate_check *k;
 
@@ -633,6 +636,15 @@ assumed_words(const struct gate_check *k)
 {
 	if (k->r.noise != NOISE_ASSUMED)
 		return "";
+	if (k->floors_elsewhere > 0)
+		return "; one process per side and no noise floor for this "
+		       "configuration (uncalibrated: this fingerprint's floors "
+		       "for this test are of another model, variant or "
+		       "configuration, and none stands in), so the process "
+		       "effect is assumed to be the conservative 10 % "
+		       "(docs/statistics.md): calibrate this one (shimbench "
+		       "calibrate --store) or run 3 or more processes per side "
+		       "for a tighter verdict";
 	return "; one process per side and no noise floor for this "
 	       "configuration, so the process effect is assumed to be the "
 	       "conservative 10 % (docs/statistics.md): calibrate it "
@@ -762,25 +774,87 @@ resolve_auto(struct store *s, const struct selection *cand,
 		rep->auto_base = p.base;
 		rep->auto_reason = p.reason;
 		p.cand_os_build = p.base = p.reason = NULL;
+	} else if (rc == RC_NOTHING) {
+		rep->auto_none = p.none;
 	}
 	baseline_pick_release(&p);
 	return rc;
 }
 
 /*
+ * "decided on 2 of the 3 processes session 2 ran of it (run 5 crashed,
+ * killed by signal 9)" for the side's one session (nothing when the
+ * side pools several, or none was lost); from the session's runs, so a
+ * process killed before its first row counts too.
+ */
+static void
+of_runs_words(struct store *s, const struct cmp_side *side, int64_t session,
+	      const char *model, struct buf *b)
+{
+	struct run_rec *runs = NULL;
+	const char *variant = NULL;
+	size_t n = 0, i, total = 0, lost = 0;
+	struct buf why = BUF_INIT;
+
+	if (!side->nproc || store_runs_get(s, session, &runs, &n) < 0)
+		return;
+	for (i = 0; i < n && !variant; i++)
+		if (runs[i].id == side->run_id[0])
+			variant = runs[i].variant;
+	for (i = 0; variant && i < n; i++) {
+		const struct run_rec *r = &runs[i];
+
+		if (strcmp(r->variant, variant) || strcmp(r->model, model))
+			continue;
+		total++;
+		if (run_state_of(r->status) == RUN_STATE_OK)
+			continue;
+		if (lost++ >= 4)
+			continue;
+		buf_addf(&why, "%srun %lld %s", why.len ? ", " : "",
+			 (long long)r->id, r->status);
+		if (r->signal > 0)
+			buf_addf(&why, ", killed by signal %lld",
+				 (long long)r->signal);
+	}
+	if (lost && total > side->nproc)
+		buf_addf(b, "%sdecided on %zu of the %zu processes session %lld "
+			 "ran of it (%s)", b->len ? "; " : "", side->nproc,
+			 total, (long long)session, why.buf);
+	buf_release(&why);
+	store_runs_free(runs, n);
+}
+
+/*
  * The processes a side of w lost, in words ("" none, caller frees):
- * runs of its session that the defaults left out (a killed or failed
- * process) and fewer processes than the other side holds.
+ * how many of its session's processes it decided on and why the others
+ * do not count (a killed or failed process), runs the defaults left out,
+ * and fewer processes than the other side holds.
  */
 static char *
-lost_words(const struct workload *w, const struct workload_rows *rows,
-	   int candidate)
+lost_words(struct store *s, const struct workload *w,
+	   const struct workload_rows *rows, int candidate)
 {
 	struct buf b = BUF_INIT;
 	int64_t session = candidate ? w->session_b : w->session_a;
-	size_t mine = candidate ? w->b.nproc : w->a.nproc;
+	const struct cmp_side *side = candidate ? &w->b : &w->a;
+	const char *sessions = candidate ? w->sessions_b : w->sessions_a;
+	size_t mine = side->nproc;
 	size_t theirs = candidate ? w->a.nproc : w->b.nproc, i;
+	int suspect;
 
+	/* the session's runs are read only when something may be lost: a
+	 * session that did not end ok, runs left out, fewer processes */
+	for (i = 0; rows && i < rows->nlo && rows->lo[i].session != session; i++)
+		;
+	suspect = mine < theirs || (rows && i < rows->nlo);
+	for (i = 0; rows && !suspect && i < rows->n; i++)
+		if (rows->r[i].session_id == session &&
+		    session_state_of(rows->r[i].session_status) !=
+		    SESSION_STATE_OK)
+			suspect = 1;
+	if (suspect && sessions && !strchr(sessions, ','))
+		of_runs_words(s, side, session, w->model, &b);
 	for (i = 0; rows && i < rows->nlo; i++) {
 		const struct store_left_out *l = &rows->lo[i];
 
@@ -809,9 +883,11 @@ workload_check(struct store *s, const struct gate_opts *o,
 	struct cmp_opts copt = o->cmp;
 	char *what, *lost_a, *lost_b;
 
-	k = add_check(rep, "workload", w->name, GATE_PASS, NULL);
+	k = gate_add_check(rep, "workload", w->name, GATE_PASS, NULL);
 	k->threshold = threshold_for(o, w->test);
 	copt.between_cv = workload_calibrated(s, w, &copt.between_df);
+	if (copt.between_cv < 0)
+		k->floors_elsewhere = workload_floors_elsewhere(s, w);
 	what = xstrfmt("%s (baseline)", w->name);
 	outliers_side(&w->a, what, &rep->warn);
 	free(what);
@@ -855,12 +931,14 @@ workload_check(struct store *s, const struct gate_opts *o,
 	} else {
 		k->message = workload_message(k, o->mode);
 	}
-	lost_a = lost_words(w, ra, 0);
-	lost_b = lost_words(w, rb, 1);
+	lost_a = lost_words(s, w, ra, 0);
+	lost_b = lost_words(s, w, rb, 1);
 	if (*lost_a || *lost_b) {
-		char *m = xstrfmt("%s; decided on what is left: %s%s%s",
-				  k->message, lost_b, *lost_a && *lost_b ?
-				  "; " : "", lost_a);
+		const char *first = *lost_b ? lost_b : lost_a;
+		char *m = xstrfmt("%s; %s%s%s%s", k->message,
+				  strncmp(first, "decided on ", 11) ?
+				  "decided on what is left: " : "", lost_b,
+				  *lost_a && *lost_b ? "; " : "", lost_a);
 
 		free(k->message);
 		k->message = m;
@@ -869,7 +947,8 @@ workload_check(struct store *s, const struct gate_opts *o,
 	free(lost_b);
 }
 
-/* 1 when the rows hold more than one variant among those that count. */
+/* 1 when the rows hold more than one variant (usable or not: a variant
+ * whose runs all lost their injection is still one of the selection's). */
 static int
 several_variants(const struct store_result *r, size_t n)
 {
@@ -877,8 +956,6 @@ several_variants(const struct store_result *r, size_t n)
 	const char *first = NULL;
 
 	for (i = 0; i < n; i++) {
-		if (!workload_row_usable(&r[i]))
-			continue;
 		if (!first)
 			first = r[i].variant;
 		else if (strcmp(first, r[i].variant))
@@ -923,24 +1000,55 @@ missing_checks(const struct workload_rows *ra, const struct workload_rows *rb,
 		for (j = 0; j < rb->n; j++) {
 			if (!same_check_workload(a, &rb->r[j], by_variant))
 				continue;
-			if (workload_row_usable(&rb->r[j]))
-				break;
-			why = rb->r[j].n ? "its runs of it were not "
-			      "injection-verified" : "its runs of it hold no "
-			      "samples (llama-bench -r 0, or a run cut off "
-			      "before its first)";
+			if (workload_row_usable(&rb->r[j]) ||
+			    verify_state_of(rb->r[j].verification) ==
+			    VERIFY_UNVERIFIED)
+				break;  /* gated, or its injection check */
+			why = "its runs of it hold no samples (llama-bench -r "
+			      "0, or a run cut off before its first)";
 		}
 		if (j < rb->n)
 			continue;
 		name = xstrfmt("%s%s%s %s", by_variant ? a->variant : "",
 			       by_variant ? ": " : "", a->model, a->test);
-		add_check(rep, "workload", name, GATE_INCONCLUSIVE, xstrfmt(
+		gate_add_check(rep, "workload", name, GATE_INCONCLUSIVE, xstrfmt(
 			"in the baseline (session %lld) but not in the candidate "
 			"'%s'%s%s: a workload that was not measured is no pass",
 			(long long)a->session_id, rb->text, why ? ": " : "",
 			why ? why : ""));
 		free(name);
 	}
+}
+
+/*
+ * An explicit baseline of another machine or setup (its base
+ * fingerprint, everything but OS version and build, differs from the
+ * candidate's): a warning in the verdict, since the ratio then compares
+ * machines, not an OS update.
+ */
+static void
+other_machine_warning(const struct workload_rows *ra,
+		      const struct workload_rows *rb, struct gate_report *rep)
+{
+	const struct store_result *a = NULL, *b = NULL;
+	size_t i;
+
+	for (i = 0; i < ra->n && !a; i++)
+		if (workload_row_usable(&ra->r[i]) && *ra->r[i].base_identity)
+			a = &ra->r[i];
+	for (i = 0; i < rb->n && !b; i++)
+		if (workload_row_usable(&rb->r[i]) && *rb->r[i].base_identity)
+			b = &rb->r[i];
+	if (!a || !b || !strcmp(a->base_identity, b->base_identity))
+		return;
+	warnings_add(&rep->warn, xstrfmt(
+		"the baseline (session %lld, target '%s') was measured on another "
+		"machine or setup than the candidate (session %lld, target '%s'): "
+		"their fingerprints differ beyond OS version and build (base "
+		"fingerprints %.12s and %.12s: hardware, VM, llama.cpp build or "
+		"shim), so the verdict compares those, not only an OS update",
+		(long long)a->session_id, a->target, (long long)b->session_id,
+		b->target, a->base_identity, b->base_identity));
 }
 
 /* The workload checks against the baseline. */
@@ -982,6 +1090,15 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 	if (ret < 0)
 		goto cleanup;
 	if (!nw) {
+		/* a candidate of only runs that lost their injection: the
+		 * injection checks are its verdict */
+		size_t before = rep->n;
+
+		gate_injection_checks(&ra, cand, rep);
+		if (rep->n > before) {
+			ret = 0;
+			goto cleanup;
+		}
 		error("nothing comparable between '%s' and '%s' (%zu workloads "
 		      "only in the baseline, %zu only in the candidate)%s%s",
 		      rep->baseline, o->candidate->text, oa, ob,
@@ -992,8 +1109,13 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 	if (oa || ob)
 		warnings_add(&rep->warn, xstrfmt(
 			"%zu workloads only in the baseline, %zu only in the "
-			"candidate: not gated%s%s", oa, ob, *why ? " (" : "",
-			*why ? why : ""));
+			"candidate: not gated%s%s%s%s", oa, ob, *why ? " (" : "",
+			*why ? why : "", *why ? ")" : "",
+			gate_has_unverified(cand) ? "; those of a variant whose "
+			"runs lost their injection markers are judged by its "
+			"injection check" : ""));
+	if (!o->baseline_auto)
+		other_machine_warning(&ra, cand, rep);
 	rep->baseline_words = side_words(ra.r, ra.n);
 	if (provenance_from_results(s, ra.r, ra.n, &rep->prov_baseline) < 0) {
 		ret = -1;
@@ -1003,6 +1125,7 @@ baseline_checks(struct store *s, const struct gate_opts *o,
 		workload_check(s, o, &w[i], &ra, cand, rep);
 	if (oa)
 		missing_checks(&ra, cand, rep);
+	gate_injection_checks(&ra, cand, rep);
 	ret = 0;
 cleanup:
 	free(why);
@@ -1037,7 +1160,7 @@ shim_run_check(const struct store_result *r, struct gate_report *rep)
 	}
 	name = xstrfmt("shim run %lld (%s %s)", (long long)r->run_id, r->model,
 		       r->test);
-	add_check(rep, "shim-verified", name, GATE_REGRESSION,
+	gate_add_check(rep, "shim-verified", name, GATE_REGRESSION,
 		  xstrfmt("shim run %lld of session %lld is %s, status %s: %s",
 			  (long long)r->run_id, (long long)r->session_id,
 			  r->verification, r->run_status, why));
@@ -1055,7 +1178,7 @@ shim_speedup_check(struct store *s, const struct gate_opts *o,
 	char ratio[32], lo[32], fl[32];
 
 	co.between_cv = workload_calibrated(s, w, &co.between_df);
-	k = add_check(rep, "shim-speedup", w->name, GATE_PASS, NULL);
+	k = gate_add_check(rep, "shim-speedup", w->name, GATE_PASS, NULL);
 	if (cmp_compute(&w->a, &w->b, &co, &k->r) < 0) {
 		k->verdict = GATE_INCONCLUSIVE;
 		k->message = xstrdup(error_last());
@@ -1137,14 +1260,14 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 		}
 	}
 	if (!shims) {
-		add_check(rep, "shim-verified", "shim runs", GATE_REGRESSION,
+		gate_add_check(rep, "shim-verified", "shim runs", GATE_REGRESSION,
 			  xstrfmt("the candidate '%s' has no shim runs",
 				  o->candidate->text));
 		ret = 0;
 		goto cleanup;
 	}
 	if (!bad)
-		add_check(rep, "shim-verified", "shim runs", GATE_PASS,
+		gate_add_check(rep, "shim-verified", "shim runs", GATE_PASS,
 			  xstrfmt("%zu shim results, every run "
 				  "injection-verified", shims));
 	if (workload_match(stock, ns, shim, nh, &w, &nw, &oa, &ob, NULL) < 0) {
@@ -1154,13 +1277,13 @@ shim_checks(struct store *s, const struct gate_opts *o, unsigned inc,
 	for (i = 0; i < nw; i++)
 		shim_speedup_check(s, o, &w[i], rep);
 	if (!nw && !bad && uncounted)
-		add_check(rep, "shim-speedup", "shim / stock", GATE_INCONCLUSIVE,
+		gate_add_check(rep, "shim-speedup", "shim / stock", GATE_INCONCLUSIVE,
 			  xstrfmt("the candidate's stock and shim results do "
 				  "not count (a tampered, failed, interrupted "
 				  "or partial session or run); include them "
 				  "explicitly (include=...) to gate them"));
 	else if (!nw && !bad)
-		add_check(rep, "shim-speedup", "shim / stock", GATE_REGRESSION,
+		gate_add_check(rep, "shim-speedup", "shim / stock", GATE_REGRESSION,
 			  xstrfmt("no stock run to compare the shim with in "
 				  "'%s'", sel.text));
 	ret = 0;
@@ -1204,6 +1327,8 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 	memset(rep, 0, sizeof(*rep));
 	rep->alpha = o->alpha;
 	ret = workload_load(s, o->candidate, &rb);
+	if (ret == 0 && (o->baseline || o->baseline_auto))
+		ret = gate_count_injection_failures(s, o->candidate, &rb, rep);
 	if (ret < 0)
 		goto cleanup;
 	if (!rb.n && !rb.nlo) {
@@ -1232,10 +1357,11 @@ gate_evaluate_tx(struct store *s, const struct gate_opts *o,
 		ret = -1;
 		goto cleanup;
 	}
-	if ((o->baseline || o->baseline_auto) && !counts) {
+	if ((o->baseline || o->baseline_auto) && !counts &&
+	    !gate_has_unverified(&rb)) {
 		char *m = workload_nothing_words(&rb);
 
-		add_check(rep, "workload", "candidate", GATE_INCONCLUSIVE,
+		gate_add_check(rep, "workload", "candidate", GATE_INCONCLUSIVE,
 			  xstrfmt("%s: no verdict on data that does not count",
 				  m));
 		free(m);

@@ -162,6 +162,9 @@ struct gate_check {
 	struct cmp_result r;
 	struct gate_decision d;
 	double threshold;
+	long floors_elsewhere;     /* uncalibrated: floors of the same
+				      fingerprint and test for another
+				      model, variant or configuration */
 };
 
 struct provenance;
@@ -176,6 +179,7 @@ struct gate_report {
 	char *auto_os_build;       /* ... the candidate's OS build */
 	char *auto_base;           /* ... and base fingerprint identity */
 	char *auto_reason;         /* ... why that one, what was passed over */
+	const char *auto_none;     /* ... none: why, as a word (baseline.h) */
 	char *baseline_words;      /* "session 1 (OS build 24A100)"; NULL */
 	char *candidate_words;
 	struct provenance *prov_baseline, *prov_candidate;   /* NULL: none */

@@ -1,5 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/html.h"
+#include "analysis/ablation.h"
+#include "analysis/captable.h"
 #include "analysis/plot.h"
 #include "analysis/provenance.h"
 #include "analysis/render.h"
@@ -13,7 +15,7 @@
 
 static const char *const chart_titles[] = {
 	"Throughput per role",
-	"Guest speedup with its 95 % interval",
+	"Speedup (shim ÷ stock) with its 95 % interval",
 	"Percent of bare metal with 95 % intervals",
 };
 
@@ -148,6 +150,17 @@ html_report(const struct report *r, const struct plot_histories *h,
 	report_others_table(r, &t);
 	if (t.nrows) {
 		buf_adds(out, "<h2>Other variants</h2>\n");
+		table_render_html(&t, out);
+	}
+	table_release(&t);
+	if (ablation_present(r)) {
+		buf_adds(out, "<h2 id=\"ablation\">Capability ablation: cost in "
+			 "% of bare</h2>\n");
+		ablation_render(r, "html", out);
+	}
+	capfacts_table(r, &t);
+	if (t.nrows) {
+		buf_adds(out, "<h2>Capabilities each variant reported</h2>\n");
 		table_render_html(&t, out);
 	}
 	table_release(&t);

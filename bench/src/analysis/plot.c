@@ -335,10 +335,16 @@ report_data(const struct report *r, const char *chart, struct buf *d,
 	return rows;
 }
 
+/* The roles' names in the legends: host and guest only where the
+ * report says a target is a VM (report.h guest). */
 static void
 report_script(const char *chart, const char *term, int rows, double top,
-	      struct buf *g)
+	      int guest, struct buf *g)
 {
+	const char *bare = guest ? "bare-metal host" : "bare";
+	const char *stock = guest ? "stock guest" : "stock";
+	const char *shim = guest ? "shim guest" : "shim";
+
 	/* room below for rotated labels of up to TIC_MAX characters */
 	script_head(g, term, 640);
 	buf_adds(g, "set style data histograms\n"
@@ -352,15 +358,16 @@ report_script(const char *chart, const char *term, int rows, double top,
 			 "per role (bars: min–max)'\n"
 			 "set style histogram errorbars gap 2 lw 1\n"
 			 "set logscale y\n"
-			 "set ylabel 'tokens/s (log scale)'\n"
-			 "plot 'data.dat' using 2:3:4:xtic(1) title 'bare-metal "
-			 "host' lc rgb '#4c72b0', '' using 5:6:7 title 'stock "
-			 "guest' lc rgb '#c44e52', '' using 8:9:10 title 'shim "
-			 "guest' lc rgb '#55a868'\n");
+			 "set ylabel 'tokens/s (log scale)'\n");
+		buf_addf(g, "plot 'data.dat' using 2:3:4:xtic(1) title '%s' lc "
+			 "rgb '#4c72b0', '' using 5:6:7 title '%s' lc rgb "
+			 "'#c44e52', '' using 8:9:10 title '%s' lc rgb '#55a868'\n",
+			 bare, stock, shim);
 	} else if (!strcmp(chart, "speedup")) {
-		buf_adds(g, "set title 'guest speedup: shim ÷ stock, median "
-			 "tokens/s (error bars: 95 % bootstrap interval)'\n"
-			 "set style histogram errorbars gap 2 lw 1.5\n"
+		buf_addf(g, "set title '%sspeedup: shim ÷ stock, median "
+			 "tokens/s (error bars: 95 %% bootstrap interval)'\n",
+			 guest ? "guest " : "");
+		buf_adds(g, "set style histogram errorbars gap 2 lw 1.5\n"
 			 "set ylabel 'speedup (×)'\n");
 		buf_addf(g, "set yrange [0:%.6g]\n", top > 1 ? top * 1.15 : 1.3);
 		buf_adds(g, "set arrow from graph 0, first 1 to graph 1, first 1 "
@@ -371,18 +378,20 @@ report_script(const char *chart, const char *term, int rows, double top,
 			 "lines dt 2 lw 1.5 lc rgb '#333333' title '1× = no "
 			 "speedup'\n");
 	} else {
-		buf_adds(g, "set title 'percent of bare metal: guest median "
-			 "tokens/s ÷ bare-metal host (error bars: 95 % bootstrap "
-			 "interval)'\n"
-			 "set style histogram errorbars gap 2 lw 1.5\n"
+		buf_addf(g, "set title 'percent of bare metal: %s median "
+			 "tokens/s ÷ %s (error bars: 95 %% bootstrap "
+			 "interval)'\n", guest ? "guest" : "stock and shim",
+			 bare);
+		buf_adds(g, "set style histogram errorbars gap 2 lw 1.5\n"
 			 "set ylabel 'percent of bare metal'\n");
 		buf_addf(g, "set yrange [0:%.6g]\n", top > 100 ? top * 1.1 : 110);
 		buf_adds(g, "set arrow from graph 0, first 100 to graph 1, first "
-			 "100 nohead dt 2 lw 1.5 lc rgb '#333333' front\n"
-			 "plot 'data.dat' using 2:3:4:xtic(1) title 'stock guest' "
-			 "lc rgb '#c44e52', '' using 5:6:7 title 'shim guest' lc "
-			 "rgb '#55a868', '' using ($0-0.125):4:(sprintf('%.1f %%', "
-			 "$2)) with labels offset 0,0.8 notitle, '' using "
+			 "100 nohead dt 2 lw 1.5 lc rgb '#333333' front\n");
+		buf_addf(g, "plot 'data.dat' using 2:3:4:xtic(1) title '%s' "
+			 "lc rgb '#c44e52', '' using 5:6:7 title '%s' lc ", stock,
+			 shim);
+		buf_adds(g, "rgb '#55a868', '' using ($0-0.125):4:"
+			 "(sprintf('%.1f %%', $2)) with labels offset 0,0.8 notitle, '' using "
 			 "($0+0.125):7:(sprintf('%.1f %%', $5)) with labels "
 			 "offset 0,0.8 notitle, keyentry with lines dt 2 lw 1.5 "
 			 "lc rgb '#333333' title '100 % = bare metal'\n");
@@ -404,7 +413,7 @@ plot_chart(const struct report *r, const char *chart, const char *term,
 		buf_release(&data);
 		return 1;
 	}
-	report_script(chart, term, rows, top, &script);
+	report_script(chart, term, rows, top, r->guest, &script);
 	ret = run_gnuplot(&data, &script, out);
 	buf_release(&data);
 	buf_release(&script);

@@ -185,6 +185,7 @@ env_summaries(struct prov_env *e, const char *build_fallback)
 	if (fingerprint_from_text(&fp, e->fingerprint_json, NULL) < 0)
 		fingerprint_release(&fp);
 	error_silent--;
+	e->is_vm = fp.is_vm;
 	/* hardware */
 	v = fact(fp.hw_model);
 	if (*v && fp.is_vm == 1) {

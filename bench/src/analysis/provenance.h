@@ -47,6 +47,7 @@ struct prov_env {
 	char *hardware, *gpu, *os, *vm, *llama_build;  /* summaries; "" unknown */
 	char *llama_bench_sha256, *shim_sha256;   /* "" unknown */
 	size_t shim_runs;               /* selected runs of role shim here */
+	int is_vm;                      /* the fingerprint's: 1, 0, -1 unknown */
 };
 
 struct prov_model {

@@ -1,5 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/render.h"
+#include "analysis/ablation.h"
+#include "analysis/captable.h"
 #include "analysis/provenance.h"
 #include "analysis/report.h"
 #include "analysis/table.h"
@@ -132,9 +134,14 @@ void
 report_headline_table(const struct report *r, struct table *t)
 {
 	static const char *const head[] = { "Workload", "Test" };
-	static const char *const tail[] = {
+	/* host and guest only where a target is a VM */
+	static const char *const vm_tail[] = {
 		"Bare-metal host#", "Stock guest#", "Shim guest#",
 		"Guest speedup#", "Shim/host#", "Stock/host#",
+	};
+	static const char *const tail[] = {
+		"Bare#", "Stock#", "Shim#", "Shim ÷ stock#", "Shim ÷ bare#",
+		"Stock ÷ bare#",
 	};
 	char **vary = varying_fields(r), **cols;
 	size_t nv = 0, ncols, i, j;
@@ -143,7 +150,8 @@ report_headline_table(const struct report *r, struct table *t)
 
 	while (vary[nv])
 		nv++;
-	cols = columns(head, 2, vary, tail, ARRAY_SIZE(tail), &ncols);
+	cols = columns(head, 2, vary, r->guest ? vm_tail : tail,
+		       ARRAY_SIZE(tail), &ncols);
 	table_init(t, ncols, (const char *const *)cols);
 	for (i = 0; i < r->n; i++) {
 		const struct rep_workload *w = &r->w[i];
@@ -238,7 +246,7 @@ report_others_table(const struct report *r, struct table *t)
 
 const char report_values_note[] =
 	"Values: median tokens/s of all samples_ts (min–max, sample count). "
-	"Guest speedup = shim ÷ stock.";
+	"Speedup = shim ÷ stock (the guest speedup where they run in a VM).";
 
 /* The fields every workload of a runtime shares, once above the table. */
 static void
@@ -295,6 +303,20 @@ render_md(const struct report *r, struct buf *out)
 		table_render_md(&t, out);
 	}
 	table_release(&t);
+	if (ablation_present(r)) {
+		buf_adds(out, "\n### Capability ablation: cost in % of bare\n\n");
+		ablation_table(r, 0, &t);
+		table_render_md(&t, out);
+		table_release(&t);
+		buf_addch(out, '\n');
+		ablation_notes(r, out);
+	}
+	capfacts_table(r, &t);
+	if (t.nrows) {
+		buf_adds(out, "\n### Capabilities each variant reported\n\n");
+		table_render_md(&t, out);
+	}
+	table_release(&t);
 	if (r->nex) {
 		buf_adds(out, "\n### Excluded: injection not verified\n\n");
 		for (i = 0; i < r->nex; i++)
@@ -340,6 +362,8 @@ cell_value(struct jw *w, const struct rep_cell *c)
 	jw_knum(w, "cv", c->sum.cv);
 	jw_kint(w, "n", (int64_t)c->sum.n);
 	jw_kint(w, "runs", c->runs);
+	jw_kstr(w, "capabilities", c->facts);
+	jw_kstr(w, "shim_config", c->shim_config);
 	jw_end(w);
 }
 
@@ -391,6 +415,18 @@ render_json(const struct report *r, struct buf *out)
 		jw_end(&w);
 	}
 	jw_end(&w);
+	if (ablation_present(r)) {
+		struct table t;
+		struct buf raw = BUF_INIT;
+
+		ablation_table(r, 1, &t);
+		table_render_json(&t, &raw);
+		table_release(&t);
+		jw_key(&w, "ablation");
+		if (jw_raw(&w, raw.buf) < 0)
+			jw_null(&w);
+		buf_release(&raw);
+	}
 	jw_key(&w, "excluded");
 	jw_array(&w);
 	for (i = 0; i < r->nex; i++) {

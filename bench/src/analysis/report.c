@@ -2,6 +2,8 @@
 #include "analysis/report.h"
 #include "evidence/state.h"
 #include "analysis/provenance.h"
+#include "analysis/capfacts.h"
+#include "evidence/caps.h"
 #include "analysis/workload.h"
 #include "evidence/selection.h"
 #include "evidence/store.h"
@@ -9,6 +11,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +75,11 @@ cell_add(struct rep_cell *c, const struct store_result *r)
 {
 	size_t i;
 
+	if (!c->nrun_ids || c->run_ids[c->nrun_ids - 1] != r->run_id) {
+		c->run_ids = xrealloc(c->run_ids,
+				      (c->nrun_ids + 1) * sizeof(int64_t));
+		c->run_ids[c->nrun_ids++] = r->run_id;
+	}
 	if (!c->variant) {
 		c->variant = xstrdup(r->variant);
 		c->role = xstrdup(r->role);
@@ -123,6 +131,9 @@ cell_release(struct rep_cell *c)
 	free(c->run_n);
 	strv_free(c->idents);
 	free(c->sessions);
+	free(c->run_ids);
+	free(c->facts);
+	free(c->shim_config);
 }
 
 static void
@@ -372,6 +383,212 @@ warn_workloads(struct report *rep)
 	free(pooled);
 }
 
+/* ---- the report's cells ------------------------------------------------- */
+
+struct run_facts {
+	int64_t id;
+	const char *key;        /* the stored text (memo) */
+	char *facts, *shim;     /* the memo's; borrowed in the runs' */
+};
+
+static int
+cmp_facts(const void *a, const void *b)
+{
+	const struct run_facts *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Joins the distinct texts of a cell's runs with " | ". */
+static char *
+joined(char **v, size_t n)
+{
+	struct buf b = BUF_INIT;
+	size_t i, j;
+
+	if (!n)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && strcmp(v[j], v[i]); j++)
+			;
+		if (j == i)
+			buf_addf(&b, "%s%s", b.len ? " | " : "", v[i]);
+	}
+	return buf_detach(&b, NULL);
+}
+
+/*
+ * The runs whose capability facts a cell shows: all of them up to
+ * CAPFACTS_RUNS, else the first and the last CAPFACTS_RUNS / 2 (a cell
+ * pooled over thousands of sessions must not read every run's row: the
+ * facts sit behind its raw outputs in the runs table).
+ */
+#define CAPFACTS_RUNS 16
+
+static int
+facts_run(const struct rep_cell *c, size_t k)
+{
+	return c->nrun_ids <= CAPFACTS_RUNS || k < CAPFACTS_RUNS / 2 ||
+	       k >= c->nrun_ids - CAPFACTS_RUNS / 2;
+}
+
+static void
+fill_cell(struct rep_cell *c, const struct run_facts *rf, size_t n)
+{
+	char **facts = xcalloc(c->nrun_ids + 1, sizeof(char *));
+	char **shim = xcalloc(c->nrun_ids + 1, sizeof(char *));
+	size_t nf = 0, ns = 0, i, nomark = 0;
+
+	for (i = 0; i < c->nrun_ids; i++) {
+		struct run_facts key = { c->run_ids[i], NULL, NULL, NULL };
+		const struct run_facts *f;
+
+		if (!facts_run(c, i))
+			continue;
+		f = bsearch(&key, rf, n, sizeof(*rf), cmp_facts);
+
+		if (f && f->facts && *f->facts)
+			facts[nf++] = f->facts;
+		if (f && f->shim)
+			shim[ns++] = f->shim;
+		else
+			nomark++;
+	}
+	free(c->facts);
+	free(c->shim_config);
+	c->facts = joined(facts, nf);
+	c->shim_config = joined(shim, ns);
+	if (c->shim_config && nomark) {
+		/* some runs printed no marker: never one configuration */
+		char *s = xstrfmt("%s | (no marker)", c->shim_config);
+		free(c->shim_config);
+		c->shim_config = s;
+	}
+	free(facts);
+	free(shim);
+}
+
+/*
+ * Whether the tables say host and guest: a target is a virtual machine,
+ * and the report is not one where everything, bare metal included, ran
+ * in VMs (a Linux cloud machine running bare, stock and shim has no
+ * host/guest split): some target is not a VM, or none ran bare metal.
+ */
+static int
+says_guest(const struct report *r)
+{
+	const struct provenance *p = r->prov;
+	int vm = 0, not_vm = 0, bare = 0;
+	size_t i;
+
+	for (i = 0; p && i < p->ne; i++) {
+		vm |= p->e[i].is_vm == 1;
+		not_vm |= p->e[i].is_vm != 1;
+	}
+	for (i = 0; i < r->n; i++)
+		bare |= r->w[i].host.variant != NULL;
+	return vm && (not_vm || !bare);
+}
+
+/* Those runs of every cell, each cell's in order (caller frees). */
+static int64_t *
+cell_run_ids(const struct report *r, size_t *n)
+{
+	int64_t *ids = NULL;
+	size_t k = 0, i, j, c;
+
+	for (i = 0; i < r->n; i++) {
+		const struct rep_workload *w = &r->w[i];
+
+		for (j = 0; j < 3 + w->nothers; j++) {
+			const struct rep_cell *cl = j == 0 ? &w->host :
+				j == 1 ? &w->stock : j == 2 ? &w->shim :
+				&w->others[j - 3];
+
+			ids = xrealloc(ids, (k + cl->nrun_ids + 1) * sizeof(*ids));
+			for (c = 0; c < cl->nrun_ids; c++)
+				if (facts_run(cl, c))
+					ids[k++] = cl->run_ids[c];
+		}
+	}
+	*n = k;
+	return ids;
+}
+
+/* Runs by the address of their stored text: the store interns it. */
+static int
+cmp_key(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct run_facts *)a)->key;
+	uintptr_t y = (uintptr_t)((const struct run_facts *)b)->key;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Each cell's capability facts and shim marker, from its runs' stored
+ * capabilities (store_run_capabilities(): those runs only); the
+ * facts of one stored text are worked out once (the runs that share it
+ * borrow the first one's, own[] holds them).
+ */
+static int
+capfacts_fill(struct store *s, struct report *r)
+{
+	const char **f = NULL;
+	struct run_facts *rf;
+	size_t n, i, j, nown = 0;
+	char **own;
+	int64_t *ids = cell_run_ids(r, &n);
+
+	r->guest = says_guest(r);
+	if (store_run_capabilities(s, ids, n, &f) < 0) {
+		free(ids);
+		return -1;
+	}
+	rf = xcalloc(n + 1, sizeof(*rf));
+	own = xcalloc(2 * n + 1, sizeof(char *));
+	for (i = 0; i < n; i++) {
+		rf[i].id = ids[i];
+		rf[i].key = f[i];
+	}
+	free(ids);
+	free(f);
+	qsort(rf, n, sizeof(*rf), cmp_key);
+	for (i = 0; i < n; i++) {
+		struct caps c;
+
+		if (!*rf[i].key)
+			continue;
+		if (i && rf[i].key == rf[i - 1].key) {
+			rf[i].facts = rf[i - 1].facts;
+			rf[i].shim = rf[i - 1].shim;
+			continue;
+		}
+		if (caps_from_json(rf[i].key, &c) == 0) {
+			own[nown++] = rf[i].facts = capfacts_describe(&c);
+			rf[i].shim = capfacts_shim_config(&c);
+			if (rf[i].shim)
+				own[nown++] = rf[i].shim;
+		}
+		caps_release(&c);
+	}
+	qsort(rf, n, sizeof(*rf), cmp_facts);
+	for (i = 0; i < r->n; i++) {
+		struct rep_workload *w = &r->w[i];
+
+		fill_cell(&w->host, rf, n);
+		fill_cell(&w->stock, rf, n);
+		fill_cell(&w->shim, rf, n);
+		for (j = 0; j < w->nothers; j++)
+			fill_cell(&w->others[j], rf, n);
+	}
+	for (i = 0; i < nown; i++)
+		free(own[i]);
+	free(own);
+	free(rf);
+	return 0;
+}
+
 static int report_build_tx(struct store *s, const struct selection *sel,
 			   struct report *out);
 
@@ -483,6 +700,8 @@ report_build_tx(struct store *s, const struct selection *sel,
 	}
 	store_results_free(rows, n);
 	store_left_out_free(lo, nlo);
+	if (capfacts_fill(s, out) < 0)
+		return -1;
 	for (i = 0; i < out->n; i++) {
 		struct rep_workload *w = &out->w[i];
 		stats_summary(w->host.ts, w->host.n, &w->host.sum);

@@ -41,6 +41,12 @@ struct rep_cell {
 	size_t nsessions;
 	const char *seen_variant, *seen_ident;   /* the last row's (interned) */
 	size_t ts_cap, run_cap;
+	int64_t *run_ids;       /* the runs pooled, each once */
+	size_t nrun_ids;
+	char *facts;            /* what the runs' backends reported
+				   (capfacts.h); NULL: nothing recorded */
+	char *shim_config;      /* the shim marker's "key=value ..."; NULL:
+				   no marker */
 };
 
 struct rep_workload {
@@ -75,6 +81,8 @@ struct report {
 	int64_t *session_ids;
 	size_t nsessions;
 	size_t matched;             /* rows the selection matched */
+	int guest;                  /* a target is a virtual machine: tables
+				       say host and guest */
 	char *nothing;              /* when no row counts: why, in words */
 };
 

@@ -229,14 +229,14 @@ fill_words(struct seq_decision *d, const struct seq_opts *o)
 	switch (d->verdict) {
 	case SEQ_REGRESSION:
 		snprintf(d->why, sizeof(d->why), "%.1f%% slower (ratio %.4f, "
-			 "always-valid bounds %.4f-%.4f), beyond the %.3g%% "
+			 "always-valid bounds %.4g-%.4g), beyond the %.3g%% "
 			 "threshold, after %zu + %zu processes (%s)",
 			 (1 - d->ratio) * 100, d->ratio, d->lo, d->hi, thr, d->ka,
 			 d->kb, method);
 		break;
 	case SEQ_PASS:
 		snprintf(d->why, sizeof(d->why), "ratio %.4f (always-valid "
-			 "bounds %.4f-%.4f) within the %.3g%% threshold, after "
+			 "bounds %.4g-%.4g) within the %.3g%% threshold, after "
 			 "%zu + %zu processes (%s)", d->ratio, d->lo, d->hi, thr,
 			 d->ka, d->kb, method);
 		break;
@@ -248,7 +248,7 @@ fill_words(struct seq_decision *d, const struct seq_opts *o)
 				 "the candidate", d->ka, d->kb, d->more_a, d->more_b);
 		else
 			snprintf(d->why, sizeof(d->why), "ratio %.4f (always-valid "
-				 "bounds %.4f-%.4f) not decided after %zu + %zu "
+				 "bounds %.4g-%.4g) not decided after %zu + %zu "
 				 "processes; about %d more of the baseline and %d "
 				 "more of the candidate would %s", d->ratio, d->lo,
 				 d->hi, d->ka, d->kb, d->more_a, d->more_b,

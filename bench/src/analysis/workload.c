@@ -242,8 +242,11 @@ workload_config_words(const struct store_config *c, char *const *keys)
 
 /* ---- matching two selections ---------------------------------------------------- */
 
-/* Distinct "target/variant" of the usable rows, as a sorted, joined
- * string (caller frees); *count gets how many. */
+/* Distinct "target/variant" of the rows, as a sorted, joined string
+ * (caller frees); *count gets how many. Rows that do not count in a
+ * figure (no samples, injection unverified) count here: a variant whose
+ * runs lost their injection is still one of the selection's, paired
+ * with the same variant of the other side, never with another. */
 static char *
 variant_set(const struct store_result *r, size_t n, size_t *count)
 {
@@ -254,8 +257,6 @@ variant_set(const struct store_result *r, size_t n, size_t *count)
 	for (i = 0; i < n; i++) {
 		char *k;
 
-		if (!workload_row_usable(&r[i]))
-			continue;
 		k = xstrfmt("%s/%s", r[i].target, r[i].variant);
 		for (j = 0; j < nv && strcmp(v[j], k); j++)
 			;
@@ -444,8 +445,10 @@ workload_match(const struct store_result *ra, size_t na,
 	*n = *only_a = *only_b = 0;
 	if (why)
 		*why = NULL;
+	/* several variants on both sides: each against the same one (those
+	 * only on one side are unpaired); several against one: refused */
 	if (ca > 1 || cb > 1) {
-		if (strcmp(va, vb)) {
+		if ((ca <= 1 || cb <= 1) && strcmp(va, vb)) {
 			error("the %s selection mixes variants (%s); narrow it, "
 			      "e.g. with variant=NAME",
 			      ca > 1 ? "baseline" : "candidate", ca > 1 ? va : vb);
@@ -588,24 +591,53 @@ workloads_free(struct workload *w, size_t n)
 	free(w);
 }
 
+/* The floor key of w on side i (0 candidate, 1 baseline). */
+static void
+noise_key_of(const struct workload *w, int i, struct noise_key *k)
+{
+	k->identity = i ? w->identity_a : w->identity_b;
+	k->model = w->model;
+	k->test = w->test;
+	k->variant = w->variant;
+	k->config = w->config ? w->config->canon : "";
+}
+
 double
 workload_calibrated(struct store *s, const struct workload *w, double *df)
 {
-	const char *ids[2] = { w->identity_b, w->identity_a };
+	struct noise_key k;
 	double between, within;
 	int i, processes = 0;
 
 	if (df)
 		*df = 0;
-	for (i = 0; i < 2; i++)
-		if (ids[i] && *ids[i] &&
-		    store_noise_get(s, ids[i], w->model, w->test, &between,
-				    &within, NULL, &processes) == 1) {
+	for (i = 0; i < 2; i++) {
+		noise_key_of(w, i, &k);
+		if (k.identity && *k.identity &&
+		    store_noise_get(s, &k, &between, &within, NULL,
+				    &processes) == 1) {
 			if (df)
 				*df = processes > 1 ? processes - 1 : 0;
 			return between;
 		}
+	}
 	return -1;
+}
+
+long
+workload_floors_elsewhere(struct store *s, const struct workload *w)
+{
+	struct noise_key k;
+	long n = 0, m;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		noise_key_of(w, i, &k);
+		if (k.identity && *k.identity &&
+		    (m = store_noise_others(s, &k)) > n)
+			n = m;
+	}
+	return n;
 }
 
 /* ---- calibration groups ----------------------------------------------------- */

@@ -95,8 +95,10 @@ char *workload_config_words(const struct store_config *c, char *const *keys);
 /*
  * A workload present in a baseline and a candidate selection, paired by
  * (model, runtime, test, configuration), and also by (target, variant)
- * when both selections hold the same several variants (a session
- * against itself).
+ * when both selections hold several variants (a plan's session against
+ * the previous one: each variant against the same variant; rows that do
+ * not count, such as runs whose injection was not verified, still name
+ * their variant).
  */
 struct workload {
 	char *target, *variant, *model, *model_label, *test, *runtime;
@@ -117,7 +119,7 @@ struct workload {
  * side only; why (when a side holds the same model and test in another
  * configuration: the fields that differ) goes to *why (caller frees;
  * NULL allowed). Returns 0, or RC_USAGE after error() when a selection
- * mixes variants that cannot be paired. Free with workloads_free().
+ * mixes variants that cannot be paired (several against one). Free with workloads_free().
  */
 int workload_match(const struct store_result *ra, size_t na,
 		   const struct store_result *rb, size_t nb,
@@ -127,13 +129,18 @@ void workloads_free(struct workload *w, size_t n);
 
 /*
  * The calibrated process effect (between-process CV) for a workload:
- * the candidate's fingerprint identity first, then the baseline's; -1
- * when neither was calibrated (or the lookup failed). *df (NULL
- * allowed) gets its degrees of freedom, the calibration's processes
- * less one (0: unknown).
+ * the floor of exactly its measurement (fingerprint identity, test,
+ * model, variant and configuration: store_noise_get()), the
+ * candidate's identity first, then the baseline's; -1 when neither was
+ * calibrated (or the lookup failed). *df (NULL allowed) gets its
+ * degrees of freedom, the calibration's processes less one (0:
+ * unknown). workload_floors_elsewhere(): how many floors the same
+ * fingerprint and test hold for other models, variants or
+ * configurations (none of which stands in), for the words.
  */
 double workload_calibrated(struct store *s, const struct workload *w,
 			   double *df);
+long workload_floors_elsewhere(struct store *s, const struct workload *w);
 
 /*
  * The processes of one configuration for calibration: rows grouped by

@@ -90,10 +90,23 @@ struct cmd_run_args {
 	const char *models_dir, *label;
 	long seed;                /* < 0: the plan's, else the clock */
 	int strict, force;
+	/* --until-decided (cmd/run-until.c) */
+	int until_decided;
+	const char *seq_baseline, *seq_json;   /* NULL baseline: auto */
+	long seq_cap;
+	double seq_threshold, seq_alpha;       /* percent; one-sided */
 	long resume;              /* > 0: the session to resume */
 };
 int cmd_run_plan(struct cmd_ctx *ctx, const char *plan_path,
 		 const struct cmd_run_args *a);
+/*
+ * run --until-decided: rounds of plan_path until seq_decide() decides
+ * every workload against the baseline or the cap is reached; prints the
+ * sequential verdict. The exit code: 0 pass, 1 regression (or a round's
+ * run failed), 4 undecided at the cap, 2, 3 as run.
+ */
+int cmd_run_until_decided(struct cmd_ctx *ctx, const char *plan_path,
+			  const struct cmd_run_args *a);
 
 /* The run engine's progress callback (cmd/progress.c); ctx is this. */
 struct cmd_progress {

@@ -31,8 +31,9 @@ static const struct opt gate_opts[] = {
 	      "the selection to compare with; auto: the most recently "
 	      "measured other session that counts (status ok, not tampered) "
 	      "whose fingerprint equals the candidate's on everything but OS "
-	      "version and build (the macOS-update gate); it says which it "
-	      "took, why, and what it passed over"),
+	      "version and build and that shares a workload with it (the "
+	      "macOS-update gate); it says which it took, why, and what it "
+	      "passed over; none: exit 3, --json says why (no_baseline)"),
 	OPT_C("mode", 0, GO, mode, "M", "detect|prove",
 	      "detect (default): fail only when confidently slower than the "
 	      "threshold; inconclusive when the threshold is below what the "
@@ -86,7 +87,10 @@ const struct command cmd_gate = {
 		"workload (model x test x llama-bench configuration, never pooled), for\n"
 		"CI: after a macOS host or guest update,\n"
 		"rerun the plan and gate the new session against the last one.\n"
-		"Give --baseline, --shim-floor or both.\n"
+		"Give --baseline, --shim-floor or both. A plan's variants are gated\n"
+		"variant by variant; a variant whose runs lost the markers its\n"
+		"baseline runs carried fails as 'VARIANT: injection stopped' (a\n"
+		"session that failed only for that still counts).\n"
 		"\n"
 		"Noise: one llama-bench process shifts all of its samples, so with\n"
 		"one process per side the gate uses the noise floor stored by\n"
@@ -139,38 +143,47 @@ xml_escape(struct buf *b, const char *s)
 	}
 }
 
+/*
+ * JUnit: a regression is a <failure>, an inconclusive check <skipped>
+ * with its reason (a neutral result, as test reporters show skips; never
+ * an <error>, which reads as a broken build), a pass a plain test case.
+ */
 static void
 render_junit(const struct gate_check *c, size_t n, const struct warnings *w,
 	     struct buf *b)
 {
 	static const char *const suites[] = {
-		"workload", "shim-speedup", "shim-verified",
+		"workload", "injection", "shim-speedup", "shim-verified",
 	};
-	size_t i, s, fail = 0, err = 0;
+	size_t i, s, fail = 0, skip = 0;
 	int warned = 0;
 
 	for (i = 0; i < n; i++) {
 		fail += c[i].verdict == GATE_REGRESSION;
-		err += c[i].verdict == GATE_INCONCLUSIVE;
+		skip += c[i].verdict == GATE_INCONCLUSIVE;
 	}
 	buf_addf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		 "<testsuites name=\"shimbench gate\" tests=\"%zu\" "
-		 "failures=\"%zu\" errors=\"%zu\">\n", n, fail, err);
+		 "failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n", n,
+		 fail, skip);
 	for (s = 0; s < ARRAY_SIZE(suites); s++) {
-		size_t t = 0, f = 0, e = 0;
+		size_t t = 0, f = 0, k = 0;
 
 		for (i = 0; i < n; i++)
 			if (!strcmp(c[i].suite, suites[s])) {
 				t++;
 				f += c[i].verdict == GATE_REGRESSION;
-				e += c[i].verdict == GATE_INCONCLUSIVE;
+				k += c[i].verdict == GATE_INCONCLUSIVE;
 			}
 		if (!t)
 			continue;
 		buf_addf(b, "  <testsuite name=\"gate.%s\" tests=\"%zu\" "
-			 "failures=\"%zu\" errors=\"%zu\" skipped=\"0\" "
-			 "time=\"0\">\n", suites[s], t, f, e);
+			 "failures=\"%zu\" errors=\"0\" skipped=\"%zu\" "
+			 "time=\"0\">\n", suites[s], t, f, k);
 		for (i = 0; i < n; i++) {
+			const char *tag = c[i].verdict == GATE_REGRESSION ?
+					  "failure" : "skipped";
+
 			if (strcmp(c[i].suite, suites[s]))
 				continue;
 			buf_addf(b, "    <testcase classname=\"shimbench.gate.%s\" "
@@ -183,13 +196,18 @@ render_junit(const struct gate_check *c, size_t n, const struct warnings *w,
 				buf_adds(b, "</system-out>\n    </testcase>\n");
 				continue;
 			}
-			buf_addf(b, ">\n      <%s message=\"",
-				 c[i].verdict == GATE_REGRESSION ? "failure" : "error");
+			buf_addf(b, ">\n      <%s message=\"", tag);
 			xml_escape(b, c[i].message);
-			buf_addf(b, "\" type=\"%s\">", gate_verdict_name(c[i].verdict));
-			xml_escape(b, c[i].message);
-			buf_addf(b, "</%s>\n    </testcase>\n",
-				 c[i].verdict == GATE_REGRESSION ? "failure" : "error");
+			if (c[i].verdict == GATE_REGRESSION) {
+				buf_adds(b, "\" type=\"regression\">");
+				xml_escape(b, c[i].message);
+				buf_adds(b, "</failure>\n");
+			} else {
+				buf_adds(b, "\"/>\n      <system-out>inconclusive: ");
+				xml_escape(b, c[i].message);
+				buf_adds(b, "</system-out>\n");
+			}
+			buf_adds(b, "    </testcase>\n");
 		}
 		/* the warnings (what was left out or counted against the
 		 * defaults, outliers), once, with the first suite */
@@ -516,6 +534,38 @@ gate_write(const struct gate_cli *c, const struct gate_report *rep,
 	return ret;
 }
 
+/*
+ * --baseline auto found no baseline: --json (and --format json) still
+ * say so, for CI, by a field rather than words: verdict "no-baseline",
+ * exit_code 3, no_baseline the reason ("no-other-os-build": no macOS
+ * update since the last session that counts; "nothing-comparable",
+ * "no-fingerprint") and why in words. EXIT_ENV on a write failure.
+ */
+static int
+gate_write_none(const struct gate_cli *c, const struct gate_report *rep,
+		const char *why)
+{
+	struct buf js = BUF_INIT;
+	struct jw w;
+	int ret = EXIT_ENV;
+
+	jw_init(&w, &js, 1);
+	jw_object(&w);
+	jw_kstr(&w, "verdict", "no-baseline");
+	jw_kint(&w, "exit_code", EXIT_ENV);
+	jw_kstr(&w, "no_baseline", rep->auto_none);
+	jw_kstr(&w, "why", why);
+	jw_kstr(&w, "candidate", c->candidate);
+	jw_end(&w);
+	buf_addch(&js, '\n');
+	if (c->json && write_file_atomic(c->json, js.buf, js.len) < 0)
+		ret = EXIT_ENV;
+	if (!strcmp(c->format, "json"))
+		fwrite(js.buf, 1, js.len, stdout);
+	buf_release(&js);
+	return ret;
+}
+
 static int
 gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
@@ -547,6 +597,13 @@ gate_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (rep.auto_session && !ctx->quiet)
 		fprintf(stderr, "baseline auto: session %lld: %s\n",
 			(long long)rep.auto_session, rep.auto_reason);
+	if (rc == RC_NOTHING && rep.auto_none) {
+		char *why = xstrdup(error_last());
+
+		ret = gate_write_none(&c, &rep, why);
+		free(why);
+		goto cleanup;
+	}
 	if (rc < 0) {
 		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 		goto cleanup;

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd/cmd.h"
+#include "analysis/ablation.h"
 #include "analysis/html.h"
 #include "analysis/plot.h"
 #include "analysis/provenance.h"
@@ -17,7 +18,7 @@
 
 struct report_opts {
 	const char *format, *select, *output, *plot_dir;
-	int png;
+	int png, ablation;
 };
 
 #define RO struct report_opts
@@ -43,6 +44,10 @@ static const struct opt report_opts[] = {
 	      "history-N.svg (a workload measured in two sessions or more, "
 	      "change points marked)"),
 	OPT_F("png", 0, RO, png, "with --plot: PNG files too"),
+	OPT_F("ablation", 0, RO, ablation,
+	      "only the capability ablation table (a plan's \"ablate\"): "
+	      "what taking each capability away costs, in % of bare, with "
+	      "its 95 % interval, in the --format given (html: the table)"),
 	OPT_END
 };
 
@@ -53,14 +58,14 @@ const struct command cmd_report = {
 	.fn = report_main,
 	.summary = "speedup and percent-of-bare-metal tables",
 	.synopsis = "[--format md|csv|json|html] [--select SEL] [-o FILE] "
-		"[--plot DIR [--png]]",
+		"[--plot DIR [--png]] [--ablation]",
 	.description =
 		"Per workload (model x test x configuration: rows that differ in any\n"
 		"llama-bench field that changes the measurement are never pooled;\n"
 		"the fields that vary are columns): the median of all samples_ts per role\n"
-		"(bare-metal host, stock guest, shim guest) with min-max and sample\n"
-		"count, the guest speedup (shim / stock), shim / bare-metal and\n"
-		"stock / bare-metal percent. Variants with other roles are listed\n"
+		"(bare, stock, shim; host and guest where a target is a VM) with\n"
+		"min-max and sample count, the speedup (shim / stock), shim / bare\n"
+		"and stock / bare percent. Variants with other roles are listed\n"
 		"beside them; runs whose injection was not verified are excluded\n"
 		"and listed apart. md, json and html end with the provenance: the\n"
 		"sessions (label, kind, status, tampered, warnings), the targets'\n"
@@ -70,10 +75,14 @@ const struct command cmd_report = {
 		"that did not end ok are left out unless the selection includes them\n"
 		"(include=tampered+partial+failed+interrupted+unfinished or all); the\n"
 		"Warnings say what was left out, what counts although it would be, and\n"
-		"outliers (docs/statistics.md).\n",
+		"outliers (docs/statistics.md). Beside the speeds, each variant's\n"
+		"capability facts (what ggml reported: fp16, int dot, matrix cores,\n"
+		"family...) and, for a plan with \"ablate\", the capability ablation\n"
+		"table: cost in % of bare per capability taken away.\n",
 	.opts = report_opts,
 	.epilogue = "exit: 0 reported, 2 usage (an unknown selection key), 3 no "
-		"store or nothing matched the selection\n",
+		"store, nothing matched the selection, or --ablation and no "
+		"ablation runs in it\n",
 	.max_args = 0,
 };
 
@@ -118,10 +127,23 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
-	if (!strcmp(o.format, "html"))
+	if (o.ablation) {
+		if (!ablation_present(&rep)) {
+			error("no ablation runs in the selection (variants of "
+			      "role 'ablation', from a plan's \"ablate\")");
+			ret = EXIT_ENV;
+			goto cleanup;
+		}
+		if (ablation_render(&rep, o.format, &out) < 0) {
+			ret = EXIT_USAGE;
+			goto cleanup;
+		}
+	} else if (!strcmp(o.format, "html")) {
 		html_report(&rep, &hist, &out);
-	else
-		report_render(&rep, o.format, &out);
+	} else if (report_render(&rep, o.format, &out) < 0) {
+		ret = EXIT_USAGE;
+		goto cleanup;
+	}
 	/* csv has no room for the provenance: its warnings go to stderr */
 	for (i = 0; !strcmp(o.format, "csv") && rep.prov &&
 	     i < rep.prov->nwarnings; i++)

@@ -31,6 +31,21 @@ static const struct opt run_cli_opts[] = {
 	OPT_S("models-dir", 0, RO, models_dir, "DIR",
 	      "where manifest models live (default models)"),
 	OPT_S("label", 0, RO, label, "TEXT", "a label for the session"),
+	OPT_F("until-decided", 0, RO, until_decided,
+	      "the sequential gate: after the plan, more processes of the "
+	      "workloads the gate cannot decide yet, round by round, until "
+	      "each is decided against the baseline or --cap is reached "
+	      "(always-valid bounds: docs/statistics.md)"),
+	OPT_S("baseline", 0, RO, seq_baseline, "SEL|auto",
+	      "--until-decided: the baseline (default auto, as gate's)"),
+	OPT_I("cap", 0, RO, seq_cap, "N", 1, 1000,
+	      "--until-decided: processes per workload at most (default 30)"),
+	OPT_D("threshold", 0, RO, seq_threshold, "PCT", 0, 100,
+	      "--until-decided: tolerated slowdown in percent (default 5)"),
+	OPT_D("alpha", 0, RO, seq_alpha, "A", 0, 0.5,
+	      "--until-decided: error rate of each claim (default 0.005)"),
+	OPT_S("json", 0, RO, seq_json, "FILE",
+	      "--until-decided: the sequential verdict as JSON"),
 	OPT_I("resume", 0, RO, resume, "SESSION", 1, 9.2e18,
 	      "finish an abandoned or interrupted session (PLAN: the one it "
 	      "recorded when not given)"),
@@ -206,7 +221,8 @@ cleanup:
 static int
 run_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	struct cmd_run_args o = { .seed = -1 };
+	struct cmd_run_args o = { .seed = -1, .seq_cap = 30,
+				  .seq_threshold = 5, .seq_alpha = 0.005 };
 	const char **args = NULL;
 	size_t nargs;
 	int rc, ret;
@@ -219,10 +235,24 @@ run_main(int argc, char **argv, struct cmd_ctx *ctx)
 	else if (o.bundle && !o.force && dir_is_empty(o.bundle) != 1)
 		ret = cmd_usage_error(ctx, "bundle directory '%s' is not empty; "
 				      "give a new one (or --force)", o.bundle);
+	else if (o.resume > 0 && o.until_decided)
+		ret = cmd_usage_error(ctx, "--resume finishes a session as it "
+				      "was planned; --until-decided goes with a "
+				      "new run");
 	else if (o.resume > 0)
 		ret = cmd_run_resume(ctx, nargs ? args[0] : NULL, &o);
 	else if (!nargs)
 		ret = cmd_usage_error(ctx, "give PLAN");
+	else if ((o.seq_baseline || o.seq_json) && !o.until_decided)
+		ret = cmd_usage_error(ctx, "--baseline and --json go with "
+				      "--until-decided");
+	else if (o.until_decided && !(o.seq_threshold > 0 &&
+				      o.seq_threshold < 100 &&
+				      o.seq_alpha > 0 && o.seq_alpha < 0.5))
+		ret = cmd_usage_error(ctx, "bad --threshold or --alpha (0 < PCT "
+				      "< 100, 0 < A < 0.5)");
+	else if (o.until_decided)
+		ret = cmd_run_until_decided(ctx, args[0], &o);
 	else
 		ret = cmd_run_plan(ctx, args[0], &o);
 	free(args);
@@ -234,7 +264,10 @@ const struct command cmd_run = {
 	.fn = run_main,
 	.summary = "run a plan: llama-bench per variant, verified and stored",
 	.synopsis = "[--bundle DIR [--force]] [--strict] [--seed N] "
-		"[--models-dir DIR] [--label TEXT] PLAN\n"
+		"[--models-dir DIR] [--label TEXT]\n"
+		"                      [--until-decided [--baseline SEL|auto] "
+		"[--cap N] [--threshold PCT]\n"
+		"                      [--alpha A] [--json FILE]] PLAN\n"
 		"       shimbench run --resume SESSION [--bundle DIR [--force]] "
 		"[PLAN]",
 	.description =
@@ -259,7 +292,9 @@ const struct command cmd_run = {
 		"out, was not injection-verified, a model or library hash did not\n"
 		"match, or --strict refused; 2 bad plan or options; 3 environment\n"
 		"failure (including a bundle that could not be written); 130\n"
-		"interrupted (completed runs are kept).\n",
+		"interrupted (completed runs are kept). --until-decided: 0 every\n"
+		"workload passed, 1 a regression or a round's run failed, 3 no\n"
+		"baseline or nothing comparable, 4 undecided at the cap.\n",
 	.min_args = 0,
 	.max_args = 1,
 };

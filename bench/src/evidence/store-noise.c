@@ -20,7 +20,8 @@ noise_add_one(struct store *s, const struct noise_rec *r)
 	st = sq_prepare(s,
 		"INSERT INTO noise(identity, target, model, test, session_id,"
 		" processes, samples, within_cv, between_cv, mde, created_at,"
-		" details_json) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)");
+		" details_json, variant, config)"
+		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)");
 
 	if (!st)
 		return -1;
@@ -37,6 +38,8 @@ noise_add_one(struct store *s, const struct noise_rec *r)
 	sqlite3_bind_double(st, 10, r->mde);
 	sq_bind_text(st, 11, now);
 	sq_bind_text(st, 12, r->details_json);
+	sq_bind_text(st, 13, r->variant);
+	sq_bind_text(st, 14, r->config ? r->config : "");
 	return sq_insert_id(s, st, "add noise calibration", NULL);
 }
 
@@ -51,9 +54,8 @@ store_noise_add(struct store *s, const struct noise_rec *r)
 }
 
 int
-store_noise_get(struct store *s, const char *identity, const char *model,
-		const char *test, double *between, double *within,
-		int64_t *session, int *processes)
+store_noise_get(struct store *s, const struct noise_key *k, double *between,
+		double *within, int64_t *session, int *processes)
 {
 	sqlite3_stmt *st;
 	int rc, found = 0;
@@ -62,14 +64,17 @@ store_noise_get(struct store *s, const char *identity, const char *model,
 	st = sq_prepare(s,
 		"SELECT between_cv, within_cv, coalesce(session_id,0),"
 		" coalesce(processes,0)"
-		" FROM noise WHERE identity=?1 AND test=?2"
-		" ORDER BY (model IS ?3) DESC, id DESC LIMIT 1");
+		" FROM noise WHERE identity=?1 AND test=?2 AND model IS ?3"
+		" AND variant IS ?4 AND coalesce(config,'') IS ?5"
+		" ORDER BY id DESC LIMIT 1");
 
 	if (!st)
 		return -1;
-	sq_bind_text(st, 1, identity);
-	sq_bind_text(st, 2, test);
-	sq_bind_text(st, 3, model);
+	sq_bind_text(st, 1, k->identity);
+	sq_bind_text(st, 2, k->test);
+	sq_bind_text(st, 3, k->model);
+	sq_bind_text(st, 4, k->variant);
+	sq_bind_text(st, 5, k->config ? k->config : "");
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		*between = sqlite3_column_double(st, 0);
@@ -84,6 +89,27 @@ store_noise_get(struct store *s, const char *identity, const char *model,
 	}
 	sqlite3_finalize(st);
 	return found;
+}
+
+long
+store_noise_others(struct store *s, const struct noise_key *k)
+{
+	sqlite3_stmt *st;
+	long n = -1;
+
+	sq_op_begin(s);
+	st = sq_prepare(s, "SELECT count(*) FROM noise WHERE identity=?1 AND"
+		     " test=?2");
+	if (!st)
+		return -1;
+	sq_bind_text(st, 1, k->identity);
+	sq_bind_text(st, 2, k->test);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	else
+		sq_error(s, "noise lookup");
+	sqlite3_finalize(st);
+	return n;
 }
 
 int

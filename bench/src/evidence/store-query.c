@@ -915,3 +915,42 @@ store_run_facts_free(struct store_run_facts *f, size_t n)
 	(void)n;                /* the strings are the store's (interned) */
 	free(f);
 }
+
+int
+store_run_capabilities(struct store *s, const int64_t *ids, size_t n,
+		       const char ***out)
+{
+	const char **v = xcalloc(n + 1, sizeof(*v));
+	char *lastv[16] = { 0 };
+	sqlite3_stmt *st;
+	size_t i;
+	int rc = SQLITE_DONE;
+
+	sq_op_begin(s);
+	*out = NULL;
+	st = sq_prepare(s, "SELECT coalesce(capabilities_json, '') FROM runs "
+			"WHERE id=?1");
+	if (!st) {
+		free(v);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		v[i] = "";
+		sqlite3_bind_int64(st, 1, ids[i]);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			v[i] = col_interned(s, st, 0, lastv);
+			rc = SQLITE_DONE;
+		}
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			break;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(v);
+		return sq_error(s, "read capability facts");
+	}
+	*out = v;
+	return 0;
+}

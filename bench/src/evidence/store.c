@@ -99,7 +99,17 @@ static const char *const migrations[] = {
 	NULL,
 	/* 6: raw_text_migration() (issue 17) */
 	NULL,
-	/* 7 (issue 21): who runs a session, so that one whose process died
+	/* 7 (issue 19 §3): a noise floor is keyed by everything that changes
+	 * the measurement: fingerprint identity, test, model, variant and
+	 * configuration (the canon of store_config); older floors get theirs
+	 * from the details they were stored with */
+	"ALTER TABLE noise ADD COLUMN variant TEXT;"
+	"ALTER TABLE noise ADD COLUMN config TEXT;"
+	"UPDATE noise SET variant=json_extract(details_json,'$.variant'),"
+	"  config=json_extract(details_json,'$.configuration')"
+	"  WHERE json_valid(details_json);"
+	"CREATE INDEX noise_key ON noise(identity, test, model, variant);",
+	/* 8 (issue 21): who runs a session, so that one whose process died
 	 * shows as abandoned and can be resumed (store-owner.c) */
 	"CREATE TABLE session_owners("
 	"  session_id INTEGER PRIMARY KEY"

@@ -274,6 +274,8 @@ int store_hash_cache_put(struct store *s, uint64_t dev, uint64_t ino,
 struct noise_rec {
 	const char *identity;       /* the fingerprint identity calibrated */
 	const char *target, *model, *test;
+	const char *variant;        /* the variant calibrated */
+	const char *config;         /* its configuration (store_config canon) */
 	int64_t session_id;         /* the A/A session; 0 = none */
 	int processes, samples;
 	double within_cv, between_cv, mde;
@@ -281,13 +283,22 @@ struct noise_rec {
 };
 int store_noise_add(struct store *s, const struct noise_rec *r);
 /*
- * The latest calibration for identity and test, preferring the same
- * model: 1 found (outputs set; session and processes may be NULL), 0
- * none, -1 error.
+ * The latest calibration of exactly this measurement: fingerprint
+ * identity, test, model, variant and configuration (config: the canon
+ * of store_config) all equal; a floor of another model, variant or
+ * configuration never stands in. 1 found (outputs set; session and
+ * processes may be NULL), 0 none, -1 error.
  */
-int store_noise_get(struct store *s, const char *identity, const char *model,
-		    const char *test, double *between, double *within,
-		    int64_t *session, int *processes);
+struct noise_key {
+	const char *identity, *model, *test, *variant, *config;
+};
+int store_noise_get(struct store *s, const struct noise_key *k,
+		    double *between, double *within, int64_t *session,
+		    int *processes);
+/* How many floors exist for identity and test in other models, variants
+ * or configurations than k's (for the words of "uncalibrated"); -1 on
+ * error. */
+long store_noise_others(struct store *s, const struct noise_key *k);
 /*
  * For `gate --baseline auto` (analysis/baseline.h chooses): every session
  * other than exclude with an environment of base identity base whose OS
@@ -351,5 +362,17 @@ struct store_run_facts {
 int store_run_facts(struct store *s, const int64_t *ids, size_t n,
 		    struct store_run_facts **out);
 void store_run_facts_free(struct store_run_facts *f, size_t n);
+
+/*
+ * The stored capability facts of the runs ids[0..n) (JSON, evidence/
+ * caps.h), in that order, into *out (n strings; "" for a run without any
+ * or that does not exist): one lookup by id each, so a report reads only
+ * the runs it shows the facts of, never a range of the table. The
+ * strings are the store's (interned: runs with the same facts share one),
+ * valid until store_close(); free(*out) only. 0, or -1 after error().
+ * (issue 18)
+ */
+int store_run_capabilities(struct store *s, const int64_t *ids, size_t n,
+			   const char ***out);
 
 #endif

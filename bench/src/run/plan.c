@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "run/plan.h"
+#include "run/ablate.h"
 #include "run/transport-ops.h"
 #include "run/transports.h"
 #include "models/hash.h"
@@ -585,7 +586,8 @@ plan_parse(const char *text, size_t len, const char *name,
 {
 	static const char *const keys[] = {
 		"name", "models", "targets", "variants", "llama_bench",
-		"mlx_lm", "processes", "order", "seed", "timeout", NULL,
+		"mlx_lm", "processes", "order", "seed", "timeout", "ablate",
+		NULL,
 	};
 	struct json *root;
 	const struct json *v;
@@ -600,6 +602,9 @@ plan_parse(const char *text, size_t len, const char *name,
 	if (only_keys(root, "plan", keys) < 0)
 		goto cleanup;
 	if (opt_str(root, "name", "plan", &p->name) < 0)
+		goto cleanup;
+	/* the generated variants are checked like the plan's own */
+	if (ablate_expand(root) < 0)
 		goto cleanup;
 	if (load_models(p, json_get(root, "models"), models_dir) < 0 ||
 	    load_targets(p, json_get(root, "targets")) < 0 ||

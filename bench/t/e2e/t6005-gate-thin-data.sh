@@ -125,4 +125,51 @@ import json; d = json.load(open('$WORK/empty.json'))
 m = [c for c in d['checks'] if c['name'] == 'calib pp128']
 assert len(m) == 1 and m[0]['verdict'] == 'inconclusive' and 'hold no samples' in m[0]['message'], d['checks']"
 
+mk base_nopp base "$all" "None if r['n_prompt'] else r"
+check "import: the candidate is the baseline's data without pp128" pair nopass base10 base_nopp
+expect_code 4 "only a missing workload left undecided: inconclusive (exit 4), never a pass" \
+	SB nopass gate --baseline session=1 --candidate session=2 --threshold 25 --json "$WORK/nopass.json"
+check "the gated workload passes, the missing one is named" python3 -c "
+import json; d = json.load(open('$WORK/nopass.json'))
+v = {c['name']: c['verdict'] for c in d['checks']}
+assert v == {'calib tg32': 'pass', 'calib pp128': 'inconclusive'}, v
+assert d['verdict'] == 'inconclusive', d['verdict']"
+
+# ---- a real run: one of three llama-bench processes killed --------------------
+LB=$TOP/.llama/bin/llama-bench
+if [ -x "$LB" ]; then
+	expect_code 0 "synthesize a model" "$SHIMBENCH" models synth tiny -o "$WORK/tiny.gguf"
+	# the real llama-bench; its 5th start (the 2nd process of run 2) is
+	# killed with SIGKILL before it prints anything
+	cat >"$WORK/lb" <<SH
+#!/bin/sh
+n=\$(cat '$WORK/count' 2>/dev/null || echo 0); n=\$((n + 1)); echo \$n >'$WORK/count'
+[ "\$n" = 5 ] && kill -9 \$\$
+exec '$LB' "\$@"
+SH
+	chmod +x "$WORK/lb"
+	cat >"$WORK/plan.json" <<JSON
+{"name": "three processes", "models": [{"name": "tiny", "path": "$WORK/tiny.gguf"}],
+ "targets": {"here": {"transport": "local", "llama_bench": "$WORK/lb"}},
+ "variants": [{"name": "plain", "target": "here"}],
+ "llama_bench": {"args": ["-p", "32", "-n", "8", "-r", "3", "-t", "1"]}, "processes": 3}
+JSON
+	expect_code 0 "run 1: three processes" SB killed --quiet run "$WORK/plan.json"
+	expect_code 1 "run 2: one of three killed, the run fails" SB killed --quiet run "$WORK/plan.json"
+	grep_in "$WORK/err" "killed by signal 9" "run says which was killed"
+	expect_code 4 "the failed session does not count by default: inconclusive, not a pass" \
+		SB killed gate --baseline session=1 --candidate session=2
+	grep_in "$WORK/out" "add include=failed to the selection" "and says how to count it"
+	SB killed gate --baseline session=1 --candidate session=2,include=failed --json "$WORK/k.json" >/dev/null 2>&1
+	check "counted: the verdict says it decided on 2 of the 3 processes, and which was killed" python3 -c "
+import json; d = json.load(open('$WORK/k.json'))
+assert len(d['checks']) == 2, d['checks']
+for c in d['checks']:
+    assert 'decided on 2 of the 3 processes session 2 ran of it' in c['message'], c['message']
+    assert 'crashed, killed by signal 9' in c['message'], c['message']
+    assert c['candidate_processes'] == 2 and c['baseline_processes'] == 3, c"
+else
+	skip "one of three processes killed: the real llama-bench is not provisioned"
+fi
+
 test_done

@@ -100,6 +100,13 @@ check("gate: uploads the bundle as shimbench-bundle-HOST",
 check("gate: uploads reports, JUnit and the store",
       any(".shimbench-ci/gate/" in u["with"]["path"] and "store.db" in u["with"]["path"] for u in ups))
 check("gate: outputs session and verdict", {"session", "verdict"} <= set(job["outputs"]))
+# JUnit published as test results (a check with skipped = neutral), not
+# only inside an artifact
+pub = uses(job, "mikepenz/action-junit-report")
+check("gate: the gate's JUnit is published as test results",
+      len(pub) == 1 and pub[0]["with"]["report_paths"] == job["env"]["SHIMBENCH_STATE"] + "/gate/junit.xml")
+check("gate: published after the gate step, also when it is red",
+      job["steps"].index(gate_step) < job["steps"].index(pub[0]) and "!cancelled()" in pub[0]["if"])
 
 # --- the fleet ------------------------------------------------------------
 f = load("macos-update-gate-fleet.yml")
@@ -121,6 +128,10 @@ check("fleet: fleet-merge reads the download directory",
       any(r.strip().endswith(" " + dl[0]["with"]["path"]) for r in runs(merge) if "fleet-merge" in r))
 check("fleet: the fleet store is cached",
       uses(merge, "actions/cache/restore") and uses(merge, "actions/cache/save"))
+fpub = uses(merge, "mikepenz/action-junit-report")
+check("fleet: every host's gate JUnit is published as test results",
+      len(fpub) == 1 and fpub[0]["with"]["report_paths"] == merge["env"]["SHIMBENCH_STATE"] + "/fleet/gate-*/junit.xml"
+      and "!cancelled()" in fpub[0]["if"])
 check("fleet: the fleet report is uploaded",
       any(u["with"]["name"] == "shimbench-fleet" for u in uses(merge, "actions/upload-artifact")))
 check("fleet: the downloaded pattern matches the uploaded name",

@@ -2,6 +2,7 @@
  * its decisions, and its error rate under optional stopping. */
 #include "test.h"
 #include "analysis/compare.h"
+#include "analysis/gateseq.h"
 #include "analysis/sequential.h"
 #include "base/rng.h"
 #include "base/util.h"
@@ -136,10 +137,41 @@ test_optional_stopping(void)
 	CHECK(passes > 0);
 }
 
+/* run --until-decided's rule for the next round (analysis/gateseq.h). */
+static void
+test_batch(void)
+{
+	static const struct {
+		enum seq_verdict v;
+		size_t kb;
+		int more_b, cap, want;
+	} t[] = {
+		{ SEQ_MORE, 1, 5, 30, 5 },         /* what the gate asks */
+		{ SEQ_MORE, 1, 0, 30, 1 },         /* at least one */
+		{ SEQ_MORE, 27, 10, 30, 3 },       /* never past the cap */
+		{ SEQ_MORE, 30, 4, 30, 0 },        /* at the cap: none */
+		{ SEQ_PASS, 3, 4, 30, 0 },         /* decided: none */
+		{ SEQ_REGRESSION, 3, 4, 30, 0 },
+		{ SEQ_CAPPED, 30, 1, 30, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct seq_decision d;
+
+		memset(&d, 0, sizeof(d));
+		d.verdict = t[i].v;
+		d.kb = t[i].kb;
+		d.more_b = t[i].more_b;
+		CHECK(gate_seq_batch(&d, t[i].cap) == t[i].want);
+	}
+}
+
 static const struct test_case tests[] = {
 	{ "confidence sequence half width", test_half_width },
 	{ "decisions", test_decisions },
 	{ "false alarms under optional stopping", test_optional_stopping },
+	{ "run --until-decided: the next round's processes", test_batch },
 };
 
 TEST_MAIN(tests)
