@@ -159,7 +159,7 @@ cmp_mwu_p_ex(const double *a, size_t na, const double *b, size_t nb,
 				*exact = 0;
 			return NAN;
 		}
-	qsort(all, n, sizeof(*all), ranked_cmp);
+	xqsort(all, n, sizeof(*all), ranked_cmp);
 	m = small ? nb : na;
 	l = n - m;
 	gr.t = xmalloc(n * sizeof(size_t));

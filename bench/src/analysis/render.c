@@ -49,22 +49,40 @@ cell_spread(char *out, size_t size, const struct rep_cell *c)
 			 c->sum.max, c->sum.n);
 }
 
+/* A table's avg ± stddev of a cell without samples, as csv cells. */
+static void
+table_cells(char *avg, char *sd, const struct rep_cell *c)
+{
+	int one = !c->sum.n && c->table_rows == 1 && isfinite(c->table_avg);
+
+	num(avg, 64, one ? c->table_avg : NAN, 6);
+	num(sd, 64, one && isfinite(c->table_sd) ? c->table_sd : NAN, 6);
+}
+
+/*
+ * The medians of samples, then (issue 20) the means a llama-bench
+ * table printed for cells without samples: md, csv and sql imports are
+ * in the csv too, never under a median's name.
+ */
 static void
 render_csv(const struct report *r, struct buf *out)
 {
 	static const char *const cols[] = {
 		"workload", "metric", "unit", "host_baremetal#", "stock_guest#",
 		"safe_shim_guest#", "guest_ratio#", "shim_to_host_percent#",
+		"host_table_avg#", "host_table_sd#", "stock_table_avg#",
+		"stock_table_sd#", "shim_table_avg#", "shim_table_sd#",
 	};
 	struct table t;
-	char v[5][64];
+	char v[11][64];
 	size_t i;
 
 	table_init(&t, ARRAY_SIZE(cols), cols);
 	for (i = 0; i < r->n; i++) {
 		const struct rep_workload *w = &r->w[i];
 		char *name = report_workload_name(w);
-		const char *row[8];
+		const char *row[14];
+		size_t k;
 
 		num(v[0], 64, w->host.sum.n ? w->host.sum.median : NAN, 6);
 		num(v[1], 64, w->stock.sum.n ? w->stock.sum.median : NAN, 6);
@@ -79,6 +97,11 @@ render_csv(const struct report *r, struct buf *out)
 		row[5] = v[2];
 		row[6] = v[3];
 		row[7] = v[4];
+		table_cells(v[5], v[6], &w->host);
+		table_cells(v[7], v[8], &w->stock);
+		table_cells(v[9], v[10], &w->shim);
+		for (k = 5; k < 11; k++)
+			row[k + 3] = v[k];
 		table_add_row(&t, row);
 		free(name);
 	}

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis/report.h"
+#include "evidence/lbfields.h"
 #include "evidence/state.h"
 #include "analysis/provenance.h"
 #include "analysis/capfacts.h"
@@ -171,20 +172,12 @@ config_free(struct store_config *c)
 	free(c->canon);
 }
 
-static int
-same_model(const struct rep_workload *w, const struct store_result *r)
-{
-	if (*w->model_sha256 && *r->model_sha256)
-		return !strcmp(w->model_sha256, r->model_sha256);
-	return !strcmp(w->model, r->model);
-}
 
 static struct rep_workload *
 workload_for(struct report *rep, const struct store_result *r,
 	     int64_t session, size_t *last)
 {
 	struct rep_workload *w;
-	const char *canon = r->config ? r->config->canon : "";
 	size_t i;
 
 	/* rows come grouped: the last workload first */
@@ -200,13 +193,25 @@ workload_for(struct report *rep, const struct store_result *r,
 		 * same workload as a row seen before */
 		if (w->seen && w->seen->model == r->model &&
 		    w->seen->model_sha256 == r->model_sha256 &&
+		    w->seen->model_type == r->model_type &&
+		    w->seen->model_file == r->model_file &&
+		    w->seen->model_size == r->model_size &&
+		    w->seen->model_n_params == r->model_n_params &&
 		    w->seen->runtime == r->runtime && w->seen->test == r->test &&
 		    w->seen->config == r->config) {
 			*last = k;
 			return w;
 		}
-		if (same_model(w, r) && !strcmp(w->runtime, r->runtime) &&
-		    !strcmp(w->test, r->test) && !strcmp(w->config.canon, canon)) {
+		/* the model, and the configuration (per-host fields only
+		 * among rows of one target): analysis/workload.h */
+		if (workload_same_model(w->seen, r) &&
+		    !strcmp(w->runtime, r->runtime) &&
+		    !strcmp(w->test, r->test) &&
+		    workload_same_config(&w->config, w->seen->target,
+					 r->config, r->target)) {
+			if (strcmp(w->config.canon,
+				   r->config ? r->config->canon : ""))
+				rep->per_host_mixed = 1;
 			*last = k;
 			return w;
 		}
@@ -272,19 +277,29 @@ cmp_workload(const void *a, const void *b)
 	return c ? c : report_natcmp(x->config.canon, y->config.canon);
 }
 
-/* The fields that vary among the workloads of each runtime, as words. */
+/* The fields that vary among the workloads of each runtime, as words
+ * (worked out once per runtime: once per workload cost n^3). */
 static void
 name_configs(struct report *rep)
 {
-	size_t i;
+	const char **rt = xcalloc(rep->n + 1, sizeof(*rt));
+	char ***vary = xcalloc(rep->n + 1, sizeof(*vary));
+	size_t i, k, nrt = 0;
 
 	for (i = 0; i < rep->n; i++) {
 		struct rep_workload *w = &rep->w[i];
-		char **vary, **same;
+		char **same;
 
 		size_t j;
 
-		report_config_fields(rep, w->runtime, &vary, &same);
+		for (k = 0; k < nrt && strcmp(rt[k], w->runtime); k++)
+			;
+		if (k == nrt) {
+			rt[nrt] = w->runtime;
+			report_config_fields(rep, w->runtime, &vary[nrt], &same);
+			strv_free(same);
+			nrt++;
+		}
 		/* named only where another row of its model and test has
 		 * another configuration: nothing else needs telling apart */
 		for (j = 0; j < rep->n; j++) {
@@ -298,10 +313,12 @@ name_configs(struct report *rep)
 				break;
 		}
 		w->config_words = j < rep->n ?
-			workload_config_words(&w->config, vary) : xstrdup("");
-		strv_free(vary);
-		strv_free(same);
+			workload_config_words(&w->config, vary[k]) : xstrdup("");
 	}
+	for (k = 0; k < nrt; k++)
+		strv_free(vary[k]);
+	free(vary);
+	free(rt);
 }
 
 /*
@@ -384,7 +401,11 @@ report_config_fields(const struct report *r, const char *rt, char ***vary,
 			continue;
 		for (i = 0; all[i] && strcmp(all[i], key); i++)
 			;
-		if (!all[i]) {
+		/* a host and its guest name their GPU differently */
+		if (r->per_host_mixed && lb_field_per_host(key)) {
+			*same = strv_push(*same, &ns, xstrfmt("%s=(per target)",
+					  key));
+		} else if (!all[i]) {
 			*same = strv_push(*same, &ns, xstrfmt("%s=%s", key,
 					  cfg[0]->values[k]));
 		} else {
@@ -804,7 +825,7 @@ report_build_tx(struct store *s, const struct selection *sel, int pool,
 	struct store_result *rows;
 	struct store_left_out *lo = NULL;
 	size_t n, nlo = 0, i, j, last = 0;
-	int64_t last_run = -1, *sess = NULL;
+	int64_t last_run = -1, last_table = -1, *sess = NULL;
 	int rc;
 	char *words, *split;
 
@@ -839,7 +860,16 @@ report_build_tx(struct store *s, const struct selection *sel, int pool,
 			last_run = r->run_id;
 			continue;
 		}
-		if (!r->n && r->run_id != last_run)
+		if (!r->n && r->from_table && r->run_id != last_table) {
+			/* a table printed means, not samples (not -r 0) */
+			warnings_add(&out->warn, xstrfmt(
+				"session %lld run %lld: a llama-bench table (md, "
+				"csv or sql): the mean ± deviation it printed, "
+				"no samples, so no median or interval",
+				(long long)r->session_id, (long long)r->run_id));
+			last_table = r->run_id;
+		}
+		if (!r->n && !r->from_table && r->run_id != last_run)
 			warnings_add(&out->warn, xstrfmt(
 				"session %lld run %lld (%s %s): no samples "
 				"(llama-bench ran with -r 0 or less?): shown as "
@@ -906,7 +936,7 @@ report_build_tx(struct store *s, const struct selection *sel, int pool,
 			stats_summary(w->others[j].ts, w->others[j].n,
 				      &w->others[j].sum);
 	}
-	qsort(out->w, out->n, sizeof(*out->w), cmp_workload);
+	xqsort(out->w, out->n, sizeof(*out->w), cmp_workload);
 	name_configs(out);
 	warn_workloads(out);
 	return 0;

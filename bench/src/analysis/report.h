@@ -92,6 +92,9 @@ struct report {
 	int guest;                  /* a target is a virtual machine: tables
 				       say host and guest */
 	char *nothing;              /* when no row counts: why, in words */
+	int per_host_mixed;         /* a workload pairs rows of targets whose
+				       per-host fields differ (gpu_info of a
+				       host and its guest) */
 };
 
 /* 0; -1 after error(); RC_USAGE after error() when the selection is bad. */

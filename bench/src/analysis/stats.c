@@ -17,7 +17,7 @@ cmp_double(const void *a, const void *b)
 void
 stats_sort(double *x, size_t n)
 {
-	qsort(x, n, sizeof(double), cmp_double);
+	xqsort(x, n, sizeof(double), cmp_double);
 }
 
 double

@@ -91,44 +91,74 @@ width(const char *s)
 	return w;
 }
 
+/*
+ * A cell as Markdown shows it: '|' escaped as "\|", a newline as a
+ * space, any other control character (ESC, a carriage return, DEL) as
+ * "\xNN", so a label never reaches a file, or a terminal showing it,
+ * raw (issue 21 §5).
+ */
+static void
+md_text(struct buf *out, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '|')
+			buf_adds(out, "\\|");
+		else if (c == '\n')
+			buf_addch(out, ' ');
+		else if (c < 0x20 || c == 0x7f)
+			buf_addf(out, "\\x%02x", c);
+		else
+			buf_addch(out, (char)c);
+	}
+}
+
 static void
 md_cell(struct buf *out, const char *s, size_t w, int right)
 {
-	size_t pad = w - width(s), i;
-	const char *p;
+	struct buf t = BUF_INIT;
+	size_t pad, i;
 
+	md_text(&t, s);
+	pad = w > width(t.buf) ? w - width(t.buf) : 0;
 	buf_addch(out, ' ');
 	if (right)
 		for (i = 0; i < pad; i++)
 			buf_addch(out, ' ');
-	for (p = s; *p; p++) {
-		if (*p == '|')
-			buf_adds(out, "\\|");
-		else if (*p == '\n')
-			buf_addch(out, ' ');
-		else
-			buf_addch(out, *p);
-	}
+	buf_add(out, t.buf, t.len);
 	if (!right)
 		for (i = 0; i < pad; i++)
 			buf_addch(out, ' ');
 	buf_adds(out, " |");
+	buf_release(&t);
 }
 
-/* The width of column c in Markdown: its widest cell, '|' escaped. */
+/* The width of a cell as md_text() writes it. */
 static size_t
-md_width(const struct table *t, size_t c)
+md_width(const char *s)
 {
-	size_t w = width(t->head[c]), r;
+	struct buf t = BUF_INIT;
+	size_t w;
+
+	md_text(&t, s);
+	w = width(t.buf);
+	buf_release(&t);
+	return w;
+}
+
+/* The width of column c in Markdown: its widest cell as md_text()
+ * writes it. */
+static size_t
+md_col_width(const struct table *t, size_t c)
+{
+	size_t w = md_width(t->head[c]), r;
 
 	if (w < 3)
 		w = 3;
 	for (r = 0; r < t->nrows; r++) {
-		size_t cw = width(t->cells[r][c]);
-		const char *p;
+		size_t cw = md_width(t->cells[r][c]);
 
-		for (p = t->cells[r][c]; *p; p++)
-			cw += *p == '|';
 		if (cw > w)
 			w = cw;
 	}
@@ -184,13 +214,6 @@ md_empty(const struct table *t, size_t c)
 	return 1;
 }
 
-static void
-md_text(struct buf *out, const char *s)
-{
-	for (; *s; s++)
-		buf_addch(out, *s == '\n' ? ' ' : *s);
-}
-
 /* Too wide for a table: one list item per row, a field per line. */
 static void
 md_records(const struct table *t, const int *show, struct buf *out)
@@ -236,18 +259,10 @@ md_table(const struct table *t, const size_t *w, const int *show,
 	buf_addch(out, '\n');
 	for (r = 0; r < t->nrows; r++) {
 		buf_addch(out, '|');
-		for (c = 0; c < t->ncols; c++) {
-			/* Width counts the escapes; pad the raw text less. */
-			const char *p;
-			size_t extra = 0;
-
-			if (!show[c])
-				continue;
-			for (p = t->cells[r][c]; *p; p++)
-				extra += *p == '|';
-			md_cell(out, t->cells[r][c], w[c] - extra,
-				t->numeric[c]);
-		}
+		for (c = 0; c < t->ncols; c++)
+			if (show[c])
+				md_cell(out, t->cells[r][c], w[c],
+					t->numeric[c]);
 		buf_addch(out, '\n');
 	}
 }
@@ -264,7 +279,7 @@ table_render_md(const struct table *t, struct buf *out)
 	int *show = xcalloc(t->ncols + 1, sizeof(int));
 
 	for (c = 0; c < t->ncols; c++) {
-		w[c] = md_width(t, c);
+		w[c] = md_col_width(t, c);
 		show[c] = 1;
 	}
 	if (md_limit && md_line(w, show, t->ncols) > md_limit)
@@ -315,12 +330,33 @@ csv_formula(const char *s)
 	return s[0] && strchr("=+-@\t\r", s[0]) && parse_double(s, &v) < 0;
 }
 
+/* A control character CSV must not carry raw: not a tab or newline. */
+static int
+csv_control(unsigned char c)
+{
+	return (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f;
+}
+
+static int
+has_control(const char *s)
+{
+	for (; *s; s++)
+		if (csv_control((unsigned char)*s))
+			return 1;
+	return 0;
+}
+
+/*
+ * A CSV field (RFC 4180 quoting); a control character other than a tab
+ * or a newline (ESC, CR, DEL) is written as "\xNN", never raw (issue 21
+ * §5): a file shown with cat must not move the cursor or recolour.
+ */
 static void
 csv_cell(struct buf *out, const char *s)
 {
 	int formula = csv_formula(s);
 
-	if (!formula && !strpbrk(s, ",\"\r\n")) {
+	if (!formula && !strpbrk(s, ",\"\r\n") && !has_control(s)) {
 		buf_adds(out, s);
 		return;
 	}
@@ -328,9 +364,14 @@ csv_cell(struct buf *out, const char *s)
 	if (formula)
 		buf_addch(out, '\'');   /* shown as text, never run */
 	for (; *s; s++) {
-		if (*s == '"')
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"')
 			buf_addch(out, '"');
-		buf_addch(out, *s);
+		if (csv_control(c))
+			buf_addf(out, "\\x%02x", c);
+		else
+			buf_addch(out, (char)c);
 	}
 	buf_addch(out, '"');
 }

@@ -5,6 +5,7 @@
 #include "analysis/stats.h"
 #include "evidence/selection.h"
 #include "evidence/store.h"
+#include "evidence/lbfields.h"
 #include "base/util.h"
 
 #include <math.h>
@@ -170,12 +171,58 @@ workload_row_usable(const struct store_result *r)
 
 /* ---- what a workload is ------------------------------------------------------- */
 
+/* Equal, or one of them unknown ("", -1). */
 static int
-same_model(const struct store_result *a, const struct store_result *b)
+same_fact(const char *a, const char *b)
+{
+	return !*a || !*b || !strcmp(a, b);
+}
+
+int
+workload_same_model(const struct store_result *a, const struct store_result *b)
 {
 	if (*a->model_sha256 && *b->model_sha256)
 		return !strcmp(a->model_sha256, b->model_sha256);
-	return !strcmp(a->model, b->model);
+	/* without hashes: the names; and for runs that name no model, what
+	 * both rows say of it (one process may measure several: -m a.gguf
+	 * -m b.gguf). A named run holds one model (the store refuses more:
+	 * store-records.c), and its name is the mapping's word for it. */
+	if (strcmp(a->model, b->model))
+		return 0;
+	if (*a->model)
+		return 1;
+	return same_fact(a->model_type, b->model_type) &&
+	       same_fact(a->model_file, b->model_file) &&
+	       (a->model_size < 0 || b->model_size < 0 ||
+		a->model_size == b->model_size) &&
+	       (a->model_n_params < 0 || b->model_n_params < 0 ||
+		a->model_n_params == b->model_n_params);
+}
+
+int
+workload_same_config(const struct store_config *a, const char *target_a,
+		     const struct store_config *b, const char *target_b)
+{
+	size_t i = 0, j = 0;
+
+	if (a == b || (a && b && !strcmp(a->canon, b->canon)))
+		return 1;
+	if (!a || !b || !strcmp(target_a, target_b))
+		return 0;
+	/* other targets: all but the per-host fields (gpu_info) */
+	for (;;) {
+		while (i < a->n && lb_field_per_host(a->keys[i]))
+			i++;
+		while (j < b->n && lb_field_per_host(b->keys[j]))
+			j++;
+		if (i == a->n || j == b->n)
+			return i == a->n && j == b->n;
+		if (strcmp(a->keys[i], b->keys[j]) ||
+		    strcmp(a->values[i], b->values[j]))
+			return 0;
+		i++;
+		j++;
+	}
 }
 
 static int
@@ -187,8 +234,9 @@ same_config(const struct store_config *a, const struct store_config *b)
 int
 workload_same(const struct store_result *a, const struct store_result *b)
 {
-	return same_model(a, b) && !strcmp(a->runtime, b->runtime) &&
-	       !strcmp(a->test, b->test) && same_config(a->config, b->config);
+	return workload_same_model(a, b) && !strcmp(a->runtime, b->runtime) &&
+	       !strcmp(a->test, b->test) &&
+	       workload_same_config(a->config, a->target, b->config, b->target);
 }
 
 static int
@@ -222,7 +270,7 @@ workload_varying_keys(const struct store_config *const *cfg, size_t n)
 			if (differs)
 				keys = strv_push(keys, &nk, xstrdup(key));
 		}
-	qsort(keys, nk, sizeof(char *), cmp_str);
+	xqsort(keys, nk, sizeof(char *), cmp_str);
 	return keys;
 }
 
@@ -317,7 +365,7 @@ variant_set(const struct store_result *r, size_t n, size_t *count)
 		v = xrealloc(v, (nv + 1) * sizeof(*v));
 		v[nv++] = k;
 	}
-	qsort(v, nv, sizeof(char *), cmp_str);
+	xqsort(v, nv, sizeof(char *), cmp_str);
 	for (i = 0; i < nv; i++) {
 		buf_addf(&b, "%s%s", i ? ", " : "", v[i]);
 		free(v[i]);
@@ -447,7 +495,7 @@ why_unpaired(const struct store_result *const *rep, size_t nw,
 			if (!workload_row_usable(&rb[j]) || strcmp(rb[j].test, x->test) ||
 			    strcmp(rb[j].runtime, x->runtime))
 				continue;
-			if (!strcmp(rb[j].model, x->model) && !same_model(x, &rb[j])) {
+			if (!strcmp(rb[j].model, x->model) && !workload_same_model(x, &rb[j])) {
 				buf_addf(&b, "%s%s %s: the model's SHA-256 differs "
 					 "(%.12s vs %.12s)", b.len ? "; " : "",
 					 x->model, x->test, x->model_sha256,
@@ -455,7 +503,8 @@ why_unpaired(const struct store_result *const *rep, size_t nw,
 				shown++;
 				break;
 			}
-			if (!same_model(x, &rb[j]) || same_config(x->config, rb[j].config))
+			if (!workload_same_model(x, &rb[j]) ||
+			    same_config(x->config, rb[j].config))
 				continue;
 			c[0] = x->config;
 			c[1] = rb[j].config;
@@ -585,7 +634,9 @@ workload_match(const struct store_result *ra, size_t na,
 			continue;
 		}
 		w[i].name = xstrfmt("%s%s%s %s%s%s%s", by_variant ? w[i].variant : "",
-				    by_variant ? ": " : "", w[i].model, w[i].test,
+				    by_variant ? ": " : "",
+				    *w[i].model ? w[i].model : w[i].model_label,
+				    w[i].test,
 				    *words ? " [" : "", words, *words ? "]" : "");
 		w[i].short_name = xstrfmt("%s%s%s %s", by_variant ?
 					  w[i].variant : "", by_variant ?
@@ -708,7 +759,7 @@ same_group(const struct workload_group *g, const struct store_result *r)
 	return !strcmp(g->identity, r->identity) &&
 	       !strcmp(g->target, r->target) &&
 	       !strcmp(g->variant, r->variant) &&
-	       !strcmp(g->model, r->model) && !strcmp(g->test, r->test) &&
+	       workload_same_model(g->rep, r) && !strcmp(g->test, r->test) &&
 	       same_config(g->config, r->config);
 }
 
@@ -767,6 +818,10 @@ workload_groups(const struct store_result *rows, size_t n,
 			gr[k].model = xstrdup(r->model);
 			gr[k].test = xstrdup(r->test);
 			gr[k].config = r->config;
+			gr[k].rep = xmalloc(sizeof(*gr[k].rep));
+			*gr[k].rep = *r;
+			gr[k].rep->ts = NULL;
+			gr[k].rep->n = 0;
 			gr[k].session = r->session_id;
 			k++;
 		}
@@ -782,7 +837,7 @@ workload_groups(const struct store_result *rows, size_t n,
 		for (j = i + 1; j < k; j++) {
 			char *d;
 
-			if (strcmp(gr[i].model, gr[j].model) ||
+			if (!workload_same_model(gr[i].rep, gr[j].rep) ||
 			    strcmp(gr[i].test, gr[j].test))
 				continue;
 			d = group_difference(&gr[i], &gr[j]);
@@ -808,6 +863,7 @@ workload_groups_free(struct workload_group *g, size_t n)
 		free(g[i].variant);
 		free(g[i].model);
 		free(g[i].test);
+		free(g[i].rep);
 		cmp_side_release(&g[i].side);
 	}
 	free(g);
@@ -821,7 +877,7 @@ workload_side_of(const struct store_result *rows, size_t n,
 
 	for (i = 0; i < n; i++)
 		if (workload_row_usable(&rows[i]) &&
-		    !strcmp(rows[i].model, g->model) &&
+		    workload_same_model(&rows[i], g->rep) &&
 		    !strcmp(rows[i].test, g->test) &&
 		    same_config(rows[i].config, g->config))
 			add_row(side, &rows[i]);
@@ -950,11 +1006,12 @@ workload_series(struct store *s, const struct store_result *rows, size_t n,
 		char *words = workload_config_words(x->config, vary);
 
 		x->key = xstrfmt("%s/%s %s %s%s%s%s [%.8s]", rep[j]->target,
-				 rep[j]->variant, x->model, x->test,
+				 rep[j]->variant, *x->model ? x->model : x->label,
+				 x->test,
 				 *words ? " (" : "", words, *words ? ")" : "",
 				 x->base ? x->base : "-");
 		free(words);
-		qsort(x->p, x->np, sizeof(*x->p), cmp_point);
+		xqsort(x->p, x->np, sizeof(*x->p), cmp_point);
 	}
 	strv_free(vary);
 	free(cfg);

@@ -85,6 +85,23 @@ int workload_row_usable(const struct store_result *r);
  * configuration; variant and target not compared). */
 int workload_same(const struct store_result *a, const struct store_result *b);
 /*
+ * 1 when two rows measure the same model: by SHA-256 when both know it,
+ * else by the run's model name; rows of runs that name no model by the
+ * row's own model facts (type, file, size, parameters) where both rows
+ * show them: the models of one `llama-bench -m a.gguf -m b.gguf` are
+ * never pooled (and a run that names its model holds only one).
+ */
+int workload_same_model(const struct store_result *a,
+			const struct store_result *b);
+/*
+ * 1 when two configurations are one: equal, or, for rows of different
+ * targets, equal but for the per-host fields (gpu_info: a host and its
+ * guest name their GPU differently; lbfields.h LB_PER_HOST). Rows of
+ * one target that differ in gpu_info (RADV and AMDVLK) are never one.
+ */
+int workload_same_config(const struct store_config *a, const char *target_a,
+			 const struct store_config *b, const char *target_b);
+/*
  * The configuration fields whose values differ among cfg[0..n) (a field
  * one lacks counts as differing), sorted (strv_free()), and the words
  * "key=value, ..." of c for keys (caller frees; "" when none).
@@ -163,6 +180,8 @@ long workload_floors_elsewhere(struct store *s, const struct workload *w);
 struct workload_group {
 	char *identity, *target, *variant, *model, *test;
 	const struct store_config *config;
+	struct store_result *rep;    /* its first row, without samples (the
+					strings are the store's) */
 	int64_t session;             /* of the first row */
 	struct cmp_side side;
 };

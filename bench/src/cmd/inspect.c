@@ -311,6 +311,16 @@ text_report(struct buf *b, const char *file, const struct lb_output *o,
 		}
 		buf_addch(b, '\n');
 	}
+	if (o->measurements) {
+		buf_adds(b, "  of them measurements, not configuration (numbers "
+			 "named as statistics or durations; rows that differ "
+			 "in them are pooled):");
+		for (i = 0; o->measurements[i]; i++) {
+			buf_adds(b, i ? ", " : " ");
+			add_safe(b, o->measurements[i]);
+		}
+		buf_addch(b, '\n');
+	}
 	for (i = 0; i < o->n_ignored; i++) {
 		const struct lb_ignored *g = &o->ignored[i];
 
@@ -410,6 +420,11 @@ json_report(struct jw *w, const struct lb_output *o, const struct caps *caps)
 	jw_array(w);
 	for (i = 0; o->unknown_fields && o->unknown_fields[i]; i++)
 		jw_str(w, o->unknown_fields[i]);
+	jw_end(w);
+	jw_key(w, "measurement_fields");
+	jw_array(w);
+	for (i = 0; o->measurements && o->measurements[i]; i++)
+		jw_str(w, o->measurements[i]);
 	jw_end(w);
 	jw_key(w, "ignored");
 	jw_array(w);

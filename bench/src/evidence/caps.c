@@ -263,6 +263,7 @@ caps_init(struct caps *c)
 	m->simdgroup_matrix_mul = m->has_unified_memory = CAPS_UNKNOWN;
 	m->has_bfloat = m->use_bfloat = m->has_tensor = CAPS_UNKNOWN;
 	m->use_residency_sets = m->use_shared_buffers = CAPS_UNKNOWN;
+	m->has_residency_sets = CAPS_UNKNOWN;
 	m->tensor_api = CAPS_UNKNOWN;
 	m->recommended_max_working_set_mb = NAN;
 	m->library_load_s = m->residency_keep_alive_s = NAN;

@@ -114,6 +114,7 @@ struct caps_metal {
 	signed char simdgroup_reduction, simdgroup_matrix_mul;
 	signed char has_unified_memory, has_bfloat, use_bfloat, has_tensor;
 	signed char use_residency_sets, use_shared_buffers;
+	signed char has_residency_sets;   /* "has residency sets = true" */
 	signed char tensor_api;      /* 0: "tensor API disabled" */
 	double recommended_max_working_set_mb;
 	char *library;               /* "embedded" */

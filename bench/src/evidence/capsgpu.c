@@ -129,13 +129,15 @@ caps_gpu_device(struct caps_state *st, char *line)
 					      "0123456789");
 	if (*name != ':')
 		return 0;
-	/* the name is everything up to the first comma, never empty */
+	/* the name is everything up to the first comma; ROCm prints an
+	 * empty one for some APUs ("Device 0: , gfx1151 (0x1151), …"):
+	 * the device is kept, its name "" */
 	rest = strchr(name + 1, ',');
 	if (!rest)
 		return 0;
 	*rest = '\0';
 	field = caps_trim(name + 1);
-	if (!*field)
+	if (!*field && !strstr(rest + 1, " gfx"))
 		return 0;
 	caps_device_init(&d, idx);
 	d.name = xstrdup(field);
@@ -389,7 +391,68 @@ caps_vulkan_line(struct caps_state *st, char *line)
 		vulkan_device(st, p, 1);
 		return 1;
 	}
+	/* January 2024: "ggml_vulkan: Using NAME | fp16: 1 | warp size: 32",
+	 * one line for the one device it used (device 0) */
+	if ((p = strstr(line, "ggml_vulkan: Using ")) && strchr(p, '|')) {
+		char *dev = xstrfmt("0: %s", p + strlen("ggml_vulkan: Using "));
+
+		vulkan_device(st, dev, 1);
+		free(dev);
+		return 1;
+	}
 	return 0;
+}
+
+/*
+ * The device list of 2025-26 builds (--list-devices, and the lines
+ * llama-bench prints under "Available devices:"): "  CUDA0: NVIDIA
+ * GeForce RTX 3060 Ti (7840 MiB, 7668 MiB free)", "  ROCm0: …",
+ * "  Vulkan0: …", "  SYCL0: …". The name and its total memory; a device
+ * already known from its backend's init block keeps what that said.
+ */
+int
+caps_list_device(struct caps_state *st, char *line)
+{
+	char *p = caps_trim(line), *name, *open, *end;
+	enum caps_backend kind;
+	struct caps_device *d;
+	struct caps_gpu *g;
+	long total, avail;
+	size_t k;
+	int idx;
+
+	for (k = 0; (p[k] >= 'A' && p[k] <= 'Z') || (p[k] >= 'a' && p[k] <= 'z');
+	     k++)
+		;
+	if (!k || p[k] < '0' || p[k] > '9' ||
+	    (kind = caps_backend_of(p, k)) == CAPS_NBACKENDS ||
+	    !(g = caps_gpu_of(st->c, kind)) || sscanf(p + k, "%d", &idx) != 1)
+		return 0;
+	name = p + k + strspn(p + k, "0123456789");
+	end = p + strlen(p);
+	if (name[0] != ':' || name[1] != ' ' || end - p < 4 || end[-1] != ')')
+		return 0;
+	open = strrchr(p, '(');
+	if (!open || open < name ||
+	    sscanf(open, "(%ld MiB, %ld MiB free)", &total, &avail) != 2)
+		return 0;
+	*open = '\0';
+	name = caps_trim(name + 1);
+	g->present = 1;
+	for (k = 0; k < g->ndev && g->dev[k].index != idx; k++)
+		;
+	if (k == g->ndev) {
+		d = caps_device_new(g, idx);
+		caps_set_str(&d->name, name);
+		if (kind == CAPS_VULKAN)
+			vulkan_name(d, d->name, 0);
+	} else {
+		d = &g->dev[k];
+	}
+	if (d->vram_mib < 0)
+		d->vram_mib = total;
+	caps_note_backend(st->c, kind);
+	return 1;
 }
 
 /* ---- SYCL ---------------------------------------------------------------- */

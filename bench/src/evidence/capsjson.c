@@ -92,6 +92,7 @@ w_metal(struct jw *w, const struct caps_metal *m)
 	w_flag(w, "has_bfloat", m->has_bfloat);
 	w_flag(w, "use_bfloat", m->use_bfloat);
 	w_flag(w, "has_tensor", m->has_tensor);
+	w_flag(w, "has_residency_sets", m->has_residency_sets);
 	w_flag(w, "use_residency_sets", m->use_residency_sets);
 	w_flag(w, "use_shared_buffers", m->use_shared_buffers);
 	w_flag(w, "tensor_api", m->tensor_api);
@@ -412,6 +413,7 @@ r_metal(struct caps_metal *m, const struct json *o)
 	r_flag(o, "has_bfloat", &m->has_bfloat);
 	r_flag(o, "use_bfloat", &m->use_bfloat);
 	r_flag(o, "has_tensor", &m->has_tensor);
+	r_flag(o, "has_residency_sets", &m->has_residency_sets);
 	r_flag(o, "use_residency_sets", &m->use_residency_sets);
 	r_flag(o, "use_shared_buffers", &m->use_shared_buffers);
 	r_flag(o, "tensor_api", &m->tensor_api);

@@ -31,6 +31,7 @@ static const struct {
 	{ "has bfloat", M(has_bfloat) },
 	{ "use bfloat", M(use_bfloat) },
 	{ "has tensor", M(has_tensor) },
+	{ "has residency sets", M(has_residency_sets) },
 	{ "use residency sets", M(use_residency_sets) },
 	{ "use shared buffers", M(use_shared_buffers) },
 };
@@ -345,6 +346,7 @@ static caps_line_fn *const line_readers[] = {
 	caps_cuda_flag,         /* ggml_cuda_init: GGML_CUDA_FORCE_MMQ: no */
 	caps_gpu_device,        /*   Device 0: NAME, compute capability */
 	caps_vulkan_line,       /* ggml_vulkan:, VulkanN: */
+	caps_list_device,       /*   CUDA0: NAME (N MiB, M MiB free) */
 	caps_sycl_line,         /* found N SYCL devices, its table */
 	buffer_line,            /* … buffer size, preferred buffer type */
 };

@@ -35,7 +35,7 @@ typedef int caps_line_fn(struct caps_state *st, char *line);
 
 /* The GPU backends' lines (capsgpu.c). */
 caps_line_fn caps_cuda_found, caps_cuda_failed, caps_cuda_flag,
-	caps_gpu_device, caps_vulkan_line, caps_sycl_line;
+	caps_gpu_device, caps_vulkan_line, caps_list_device, caps_sycl_line;
 
 /* Shared helpers (caps.c). */
 char *caps_trim(char *s);

@@ -10,6 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Commas of a line (outside no quotes: a bare row has none). */
+static size_t
+lb_count_commas(const char *t)
+{
+	size_t n = 0;
+
+	for (; *t; t++)
+		n += *t == ',';
+	return n;
+}
+
 /* The csv reader's state. */
 struct csv {
 	char **cols;            /* the header's names */
@@ -153,6 +164,27 @@ csv_line(struct lb_scan *s, void *state, size_t *ip, const char *t)
 	char **v;
 
 	if ((v = csv_header(t, &n))) {
+		static const char *const own[] = {
+			"build_commit", "test_time", "avg_ns",
+		};
+		size_t k, j;
+
+		/* every llama-bench since 2023 prints these: a header
+		 * without them is some wrapper's own summary */
+		for (k = 0; k < ARRAY_SIZE(own); k++) {
+			for (j = 0; j < n && strcmp(v[j], own[k]); j++)
+				;
+			if (j == n) {
+				strv_free(v);
+				return error("'%s' line %zu: a CSV with n_prompt, "
+					     "n_gen and avg_ts but no %s column: "
+					     "not llama-bench -o csv (every "
+					     "version prints build_commit, "
+					     "test_time and avg_ns; a wrapper's "
+					     "own summary?)", s->name, *ip + 1,
+					     own[k]);
+			}
+		}
 		if (lb_scan_claim(s, *ip, &lb_format_csv) < 0) {
 			strv_free(v);
 			return -1;
@@ -169,6 +201,11 @@ csv_line(struct lb_scan *s, void *state, size_t *ip, const char *t)
 	}
 	if (c->in_csv && t[0] == '"')
 		return csv_row(s, c, *ip, t) < 0 ? -1 : 1;
+	if (c->in_csv && !c->rows && strchr(t, ',') &&
+	    lb_count_commas(t) + 1 == c->ncols)
+		return error("'%s' line %zu: a CSV row whose values are not "
+			     "quoted: llama-bench -o csv quotes every value "
+			     "(a wrapper's own CSV?)", s->name, *ip + 1);
 	return 0;
 }
 

@@ -17,7 +17,7 @@ const struct lb_field lb_fields[] = {
 	{ "build_commit", NULL, LB_TEXT, LB_CONFIG, LB_SQL },
 	{ "build_number", NULL, LB_INT, LB_CONFIG, LB_SQL },
 	{ "cpu_info", NULL, LB_TEXT, LB_HARDWARE, LB_SQL },
-	{ "gpu_info", NULL, LB_TEXT, LB_HARDWARE, LB_SQL },
+	{ "gpu_info", NULL, LB_TEXT, LB_CONFIG, LB_SQL | LB_PER_HOST },
 	{ "backends", "backend", LB_TEXT, LB_CONFIG, LB_SQL },
 	{ "model_filename", NULL, LB_TEXT, LB_MODEL, LB_SQL },
 	{ "model_type", "model", LB_TEXT, LB_MODEL, LB_SQL },
@@ -125,12 +125,55 @@ lb_field_of_test(const char *name)
 	       (f->role == LB_TEST || f->role == LB_RESULT);
 }
 
+/*
+ * The rule for fields no llama-bench version prints (forks, wrappers):
+ * a number (or an array) whose name says it is a statistic
+ * or a duration (avg_ttft_ms, stddev_e2e_ms, p99_itl_ms, ttft_s,
+ * samples_ttft_ms) is a measurement; anything else is configuration.
+ * store.c generates the same rule in SQL from these two lists.
+ */
+const char *const lb_measure_prefixes[] = {
+	"avg_", "mean_", "median_", "stddev_", "std_",
+	"p50_", "p90_", "p95_", "p99_", "samples_", NULL,
+};
+const char *const lb_measure_suffixes[] = {
+	"_ms", "_ns", "_us", "_s", "_ts", "_tps", "_per_s", "_per_second",
+	NULL,
+};
+
 int
-lb_field_in_config(const char *name)
+lb_field_measurement_name(const char *name)
+{
+	size_t i, n = strlen(name), k;
+
+	for (i = 0; lb_measure_prefixes[i]; i++)
+		if (!strncmp(name, lb_measure_prefixes[i],
+			     strlen(lb_measure_prefixes[i])))
+			return 1;
+	for (i = 0; lb_measure_suffixes[i]; i++) {
+		k = strlen(lb_measure_suffixes[i]);
+		if (n > k && !strcmp(name + n - k, lb_measure_suffixes[i]))
+			return 1;
+	}
+	return 0;
+}
+
+int
+lb_field_in_config(const char *name, int numeric)
 {
 	const struct lb_field *f = lb_field_find(name);
 
-	return !f || f->role == LB_CONFIG;
+	if (!f)
+		return !(numeric && lb_field_measurement_name(name));
+	return f->role == LB_CONFIG;
+}
+
+int
+lb_field_per_host(const char *name)
+{
+	const struct lb_field *f = lb_field_find(name);
+
+	return f && (f->flags & LB_PER_HOST);
 }
 
 int
@@ -210,4 +253,65 @@ lb_typed_value(struct json *o, const char *key, const char *v,
 		json_set_str(o, key, v);
 	}
 	return 0;
+}
+
+/* ---- one spelling of every row (lbread.h) ---- */
+
+/* v as a value of kind k, or NULL when it is not one (v is kept). */
+static struct json *
+typed_as(const struct json *v, enum lb_field_kind k)
+{
+	const char *t = json_str(v);
+	long long x;
+	double d;
+
+	if (k == LB_FLAG && json_is_bool(v))
+		return json_new_num(json_bool(v) ? 1 : 0);
+	if (!t)
+		return k == LB_TEXT || json_type(v) == JSON_NUMBER ||
+		       k == LB_ARRAY ? json_dup(v) : NULL;
+	if (k == LB_FLAG) {
+		if (!strcmp(t, "true") || !strcmp(t, "false"))
+			return json_new_num(!strcmp(t, "true"));
+		return lb_strict_int(t, &x) == 0 ? json_new_num((double)x) :
+		       json_dup(v);
+	}
+	if (k == LB_INT)
+		return lb_strict_int(t, &x) == 0 ? json_new_num((double)x) :
+		       NULL;
+	if (k == LB_REAL)
+		return lb_strict_num(t, &d) == 0 ? json_new_num(d) : NULL;
+	return json_dup(v);
+}
+
+struct json *
+lb_normalised(const struct json *o)
+{
+	struct json *n = json_new_object();
+	const struct json *it;
+
+	JSON_FOR_EACH(it, o) {
+		const char *key = json_key(it);
+		const struct lb_field *f = lb_field_find(key);
+		struct json *v = NULL;
+
+		if (!key)
+			continue;
+		if (f && !(f->flags & (LB_OTHER_RUNTIME | LB_MD_ONLY)))
+			v = typed_as(it, f->kind);
+		/* a markdown name becomes the json name when its cell is a
+		 * value of the field ("threads" 8; not "size" "4.3 GiB") */
+		if (v && strcmp(key, f->name) && !json_get(o, f->name)) {
+			json_set(n, f->name, v);
+			continue;
+		}
+		if (v && !strcmp(key, f->name)) {
+			json_set(n, key, v);
+			continue;
+		}
+		if (v)
+			json_free(v);
+		json_set(n, key, json_dup(it));
+	}
+	return n;
 }

@@ -457,8 +457,28 @@ headerless_row(struct lb_scan *s, struct md *m, size_t i, char **cells,
 }
 
 /*
+ * A line of ggml-sycl's device table ("|ID|        Device Type|…",
+ * "|--|----…", "|  |   |…", "| 0| [level_zero:gpu:0]|…"), which a 2>&1
+ * capture shows between llama-bench's table header and its first row
+ * (the device is opened when the first model loads): its first cell is
+ * two characters wide (ggml prints "%2d"), a llama-bench table's never.
+ */
+static int
+sycl_device_line(const char *t)
+{
+	if (t[0] != '|' || !t[1] || !t[2] || t[3] != '|')
+		return 0;
+	if (!strncmp(t + 1, "ID", 2) || !strncmp(t + 1, "--", 2) ||
+	    !strncmp(t + 1, "  ", 2))
+		return 1;
+	return (t[1] == ' ' || (t[1] >= '0' && t[1] <= '9')) &&
+	       t[2] >= '0' && t[2] <= '9' && strchr(t + 4, '[') != NULL;
+}
+
+/*
  * A line inside a table: a row, another table's header (then the table
- * ends), a row cut off at the end of the text, or an error.
+ * ends), a line of the SYCL device table (set aside), a row cut off at
+ * the end of the text, or an error.
  */
 static int
 md_line(struct lb_scan *s, struct md *m, size_t i, const char *t, int *consumed)
@@ -471,6 +491,11 @@ md_line(struct lb_scan *s, struct md *m, size_t i, const char *t, int *consumed)
 	*consumed = 0;
 	if (tb->piped ? t[0] != '|' : !strchr(t, '|'))
 		return 0;
+	if (sycl_device_line(t)) {
+		lb_ignore(s, i, t, "SYCL device table (ggml-sycl log lines)");
+		*consumed = 1;
+		return 0;
+	}
 	if (is_separator(t)) {
 		close_table(s, m);   /* another table begins */
 		return 0;

@@ -69,4 +69,18 @@ int lb_strict_num(const char *v, double *out);
 int lb_typed_value(struct json *o, const char *key, const char *v,
 		   const char *type, const char *where);
 
+/*
+ * The row o under one spelling, whatever the format (caller frees): a
+ * markdown column under its json name when its cell is a value of the
+ * field ("threads" 8 becomes "n_threads": 8; "size" "4.3 GiB" stays),
+ * numbers of csv, sql and md cells as numbers, flags (booleans of json,
+ * "0"/"1" of csv and sql, "true"/"false") as the integers 0 and 1.
+ * Fields of other runtimes and of no llama-bench version are kept as
+ * they are. inspect counts configurations so; the store keeps the raw
+ * row as printed (evidence) and derives its configuration under the
+ * same spelling from the same table (store.c config_of), so a jsonl
+ * stock run and a csv shim run of one sweep have one configuration.
+ */
+struct json *lb_normalised(const struct json *o);
+
 #endif

@@ -161,6 +161,33 @@ starts(const char *s, const char *prefix)
 	return !strncmp(s, prefix, strlen(prefix));
 }
 
+/*
+ * The prefix llama.cpp's common logger writes with LLAMA_LOG_TIMESTAMPS
+ * and LLAMA_LOG_PREFIX (as ggml-ci runs set them): "0.00.012.345 I ";
+ * its length, or 0.
+ */
+static size_t
+log_timestamp(const char *t)
+{
+	const char *p = t;
+	static const int digits[] = { 0, 2, 3, 3 };   /* 0: one or more */
+	size_t k;
+	int n;
+
+	for (k = 0; k < ARRAY_SIZE(digits); k++) {
+		for (n = 0; p[n] >= '0' && p[n] <= '9'; n++)
+			;
+		if (!n || (digits[k] && n != digits[k]))
+			return 0;
+		p += n;
+		if (k + 1 < ARRAY_SIZE(digits) && *p++ != '.')
+			return 0;
+	}
+	if (p[0] != ' ' || !strchr("IWEDN", p[1]) || !p[1] || p[2] != ' ')
+		return 0;
+	return (size_t)(p + 3 - t);
+}
+
 int
 lb_is_log_line(const char *t)
 {
@@ -178,6 +205,8 @@ lb_is_log_line(const char *t)
 	size_t i;
 	int n;
 
+	if (log_timestamp(t))
+		return 1;   /* whatever it logged, it is the logger's line */
 	for (i = 0; i < ARRAY_SIZE(prefixes); i++)
 		if (starts(t, prefixes[i]))
 			return !strcmp(prefixes[i], "found ") ?
@@ -203,7 +232,7 @@ is_crash_line(const char *t)
 		"failed to load model", "failed to create context",
 		"failed to decode", "Failed to allocate", "out of memory",
 		"Illegal instruction", "Bus error", "DeviceLostError",
-		"Failed to connect to",
+		"Failed to connect to", "Exception caught at file",
 	};
 	size_t i;
 

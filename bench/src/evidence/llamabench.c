@@ -425,18 +425,60 @@ lb_rows_push(struct lb_output *out, struct lb_row *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* A number or an array (a fork's samples_ttft_ms): what the store's
+ * configuration rule takes as a possible measurement (store.c). */
+static int
+is_numeric(const struct json *v)
+{
+	return json_type(v) == JSON_NUMBER || json_type(v) == JSON_ARRAY;
+}
+
+/* Unknown numeric fields named as measurements (lbfields.h), once each;
+ * the rows keep them, no configuration holds them. */
+static void
+find_measurements(struct lb_output *out)
+{
+	size_t i, k, n = 0, end;
+	const struct json *it;
+
+	for (i = 0; i < out->n && i <= 1000; i++) {
+		struct json *o = json_parse_prefix(out->rows[i].raw_json,
+						   strlen(out->rows[i].raw_json),
+						   &end);
+
+		JSON_FOR_EACH(it, o) {
+			const char *key = json_key(it);
+
+			if (!key || lb_field_find(key) ||
+			    lb_field_in_config(key, is_numeric(it)))
+				continue;
+			for (k = 0; k < n && strcmp(out->measurements[k], key);
+			     k++)
+				;
+			if (k == n && n < 64)
+				out->measurements = strv_push(out->measurements,
+							      &n, xstrdup(key));
+		}
+		json_free(o);
+	}
+}
+
 char *
 lb_config_key(const struct lb_row *row)
 {
 	const char *raw = row->raw_json ? row->raw_json : "";
 	size_t end;
-	struct json *o = json_parse_prefix(raw, strlen(raw), &end);
+	struct json *p = json_parse_prefix(raw, strlen(raw), &end);
+	struct json *o = p ? lb_normalised(p) : NULL;
 	struct json *key = json_new_object();
 	const struct json *it;
 	char *text;
 
+	json_free(p);
 	JSON_FOR_EACH(it, o)
-		if (json_key(it) && !lb_field_of_test(json_key(it)))
+		if (json_key(it) && !lb_field_of_test(json_key(it)) &&
+		    (lb_field_find(json_key(it)) ||
+		     lb_field_in_config(json_key(it), is_numeric(it))))
 			json_set(key, json_key(it), json_dup(it));
 	text = json_print(key, 0);
 	json_free(key);
@@ -477,7 +519,7 @@ number_configs(struct lb_output *out)
 		k[i].key = lb_config_key(&out->rows[i]);
 		k[i].row = i;
 	}
-	qsort(k, out->n, sizeof(*k), cmp_keyed);
+	xqsort(k, out->n, sizeof(*k), cmp_keyed);
 	for (i = 0; i < out->n; i = j) {
 		for (j = i; j < out->n && !strcmp(k[j].key, k[i].key); j++)
 			group[k[j].row] = ngroups;
@@ -605,9 +647,10 @@ finish(struct lb_output *out, int block)
 		out->rows[i].block = 0;
 	if (block)
 		out->blocks = 1;
-	number_configs(out);
 	find_generation(out);
+	number_configs(out);
 	find_unknown(out);
+	find_measurements(out);
 }
 
 /*
@@ -711,6 +754,7 @@ lb_output_release(struct lb_output *out)
 		free(out->ignored[i].example);
 	free(out->ignored);
 	strv_free(out->unknown_fields);
+	strv_free(out->measurements);
 	free(out->generation);
 	memset(out, 0, sizeof(*out));
 }

@@ -97,6 +97,9 @@ struct lb_output {
 	char **unknown_fields;  /* fields no llama-bench version has (fork
 				   columns, …): kept in raw_json, not read;
 				   NULL-terminated, may be NULL */
+	char **measurements;    /* those of them taken as measurements, not
+				   configuration (a fork's avg_ttft_ms:
+				   lbfields.h); NULL-terminated, may be NULL */
 };
 
 /*
@@ -132,10 +135,11 @@ void lb_test_name(long n_prompt, long n_gen, long n_depth, char *out,
 int lb_test_parse(const char *s, long *n_prompt, long *n_gen, long *n_depth);
 
 /*
- * The configuration of a row: its raw fields without those that name or
+ * The configuration of a row: its raw fields under one spelling
+ * (lb_normalised: json names, flags as 0/1) without those that name or
  * measure the test (n_prompt, n_gen, n_depth, test, t/s, times,
- * samples), as compact JSON (caller frees). Rows with equal keys differ
- * only in the test.
+ * samples) and without a fork's measurements, as compact JSON (caller
+ * frees). Rows with equal keys differ only in the test.
  */
 char *lb_config_key(const struct lb_row *row);
 

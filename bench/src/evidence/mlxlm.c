@@ -102,61 +102,118 @@ parse_json(const struct json *root, const char *name, struct lb_output *out)
 	return 0;
 }
 
-/* mlx_lm.benchmark's stdout. */
+/*
+ * One "Trial N:  key=value, key=value, ..." line of mlx_lm.benchmark:
+ * 1 with *p and *g set (prompt_tps and generation_tps; other keys such
+ * as peak_memory, total_time of later versions, a fork's
+ * generation_tps_wall are read past), 0 when it is no trial line, -1
+ * after error() when a rate is missing or not a positive number.
+ */
+static int
+trial_line(const char *line, const char *name, size_t lineno, double *p,
+	   double *g)
+{
+	const char *q;
+	int trial, n = 0, have_p = 0, have_g = 0;
+
+	if (sscanf(line, "Trial %d:%n", &trial, &n) != 1 || !n)
+		return 0;
+	for (q = line + n; *q;) {
+		const char *eq, *end;
+		char key[64], *stop;
+		double v;
+
+		q += strspn(q, " ,");
+		eq = strchr(q, '=');
+		if (!*q || !eq || (size_t)(eq - q) >= sizeof(key))
+			break;
+		memcpy(key, q, (size_t)(eq - q));
+		key[eq - q] = '\0';
+		v = strtod(eq + 1, &stop);
+		end = strchr(eq + 1, ',');
+		if (!strcmp(key, "prompt_tps") || !strcmp(key, "generation_tps")) {
+			if (stop == eq + 1 || !rate_ok(v))
+				return error("'%s' line %zu: %s must be a positive "
+					     "number", name, lineno, key);
+			*(!strcmp(key, "prompt_tps") ? p : g) = v;
+			*(!strcmp(key, "prompt_tps") ? &have_p : &have_g) = 1;
+		}
+		if (!end)
+			break;
+		q = end + 1;
+	}
+	if (!have_p || !have_g)
+		return error("'%s' line %zu: a trial without %s", name, lineno,
+			     have_p ? "generation_tps" : "prompt_tps");
+	return 1;
+}
+
+/*
+ * mlx_lm.benchmark's stdout, every published generation: "Timing with
+ * prompt_tokens=P, generation_tokens=G[, batch_size=B]." then "Trial N:
+ * prompt_tps=…, generation_tps=…, peak_memory=…[, total_time=…]". The
+ * batch size (1 when not printed) is kept in the rows as configuration.
+ */
 static int
 parse_text(const char *data, size_t len, const char *name,
 	   struct lb_output *out)
 {
-	long prompt = 0, gen = 0;
+	long prompt = 0, gen = 0, batch = 1;
 	size_t pos = 0, n = 0, cap = 0, lineno = 0;
 	double *p = NULL, *g = NULL;
-	int ret = -1;
+	char *raw = NULL;
+	int ret = -1, timing = 0;
 
 	while (pos < len) {
 		const char *nl = memchr(data + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - data) : len;
 		char *line = xstrndup(data + pos, end - pos);
-		double a, b, mem, t;
-		int trial;
+		const char *b;
+		double a, c;
+		int rc;
 
 		lineno++;
 		pos = end + 1;
 		if (sscanf(line, "Timing with prompt_tokens=%ld, "
 			   "generation_tokens=%ld", &prompt, &gen) == 2) {
+			timing = 1;
+			if ((b = strstr(line, "batch_size=")))
+				batch = strtol(b + strlen("batch_size="), NULL, 10);
 			free(line);
 			continue;
 		}
-		if (sscanf(line, "Trial %d:  prompt_tps=%lf, generation_tps=%lf,"
-			   " peak_memory=%lf, total_time=%lf", &trial, &a, &b,
-			   &mem, &t) == 5) {
-			if (!rate_ok(a) || !rate_ok(b)) {
-				free(line);
-				error("'%s' line %zu: rates must be positive",
-				      name, lineno);
-				goto cleanup;
-			}
-			if (n == cap) {
-				cap = cap ? 2 * cap : 16;
-				p = xrealloc(p, cap * sizeof(double));
-				g = xrealloc(g, cap * sizeof(double));
-			}
-			p[n] = a;
-			g[n] = b;
-			n++;
-		}
+		rc = trial_line(line, name, lineno, &a, &c);
 		free(line);
+		if (rc < 0)
+			goto cleanup;
+		if (rc == 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			p = xrealloc(p, cap * sizeof(double));
+			g = xrealloc(g, cap * sizeof(double));
+		}
+		p[n] = a;
+		g[n] = c;
+		n++;
 	}
-	if (!n || prompt <= 0 || gen <= 0) {
-		error("'%s': no 'Timing with prompt_tokens=…' line or no "
-		      "'Trial N:' lines", name);
+	if (!timing || prompt <= 0 || gen <= 0 || batch <= 0) {
+		error("'%s': no 'Timing with prompt_tokens=P, "
+		      "generation_tokens=G' line with positive counts", name);
 		goto cleanup;
 	}
-	add_row(out, prompt, 0, p, n, NULL, NULL,
-		"{\"source\":\"mlx_lm.benchmark\"}");
-	add_row(out, 0, gen, g, n, NULL, NULL,
-		"{\"source\":\"mlx_lm.benchmark\"}");
+	if (!n) {
+		error("'%s': no 'Trial N:' line: the benchmark printed no "
+		      "trial", name);
+		goto cleanup;
+	}
+	raw = xstrfmt("{\"source\":\"mlx_lm.benchmark\",\"batch_size\":%ld}",
+		      batch);
+	add_row(out, prompt, 0, p, n, NULL, NULL, raw);
+	add_row(out, 0, gen, g, n, NULL, NULL, raw);
 	ret = 0;
 cleanup:
+	free(raw);
 	free(p);
 	free(g);
 	return ret;

@@ -79,6 +79,9 @@ const struct rec_field runrec_fields[] = {
 	RUN("probe_expect_json", "probe_expect", REC_JSON, probe_expect_json,
 	    0, 3, "TEXT"),
 	RUN("started_at", "started_at", REC_TEXT, started_at, 0, 3, "TEXT"),
+	/* version 8 (issue 20): what the run measured (store-records.c) */
+	RUN("measure_sha256", NULL, REC_TEXT, measure_sha256, REC_STORE_ONLY,
+	    8, "TEXT"),
 };
 const size_t runrec_nfields = ARRAY_SIZE(runrec_fields);
 

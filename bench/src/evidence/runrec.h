@@ -90,6 +90,9 @@ struct run_rec {
 	char *verification;           /* verified, unverified, not-required */
 	char *verification_detail;
 	char *error;
+	char *measure_sha256;         /* the SHA-256 of what its rows measured
+					 (tests, test times, samples, means),
+					 not of their bytes: store-records.c */
 };
 
 extern const struct rec_field runrec_fields[];

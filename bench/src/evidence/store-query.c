@@ -106,7 +106,7 @@ config_finish(struct store_config *c)
 		kv[2 * i] = c->keys[i];
 		kv[2 * i + 1] = c->values[i];
 	}
-	qsort(kv, c->n, 2 * sizeof(char *), cmp_kv);
+	xqsort(kv, c->n, 2 * sizeof(char *), cmp_kv);
 	for (i = 0; i < c->n; i++) {
 		c->keys[i] = kv[2 * i];
 		c->values[i] = kv[2 * i + 1];
@@ -287,7 +287,7 @@ key_kind(struct store *s, const char *key)
 	for (k = 0; k < lb_nfields; k++)
 		if (config_alias(lb_fields[k].name))
 			names = strv_push(names, &n, xstrdup(lb_fields[k].md));
-	qsort(names, n, sizeof(char *), cmp_str);
+	xqsort(names, n, sizeof(char *), cmp_str);
 	for (i = 0; i < n; i++)
 		if (!i || strcmp(names[i], names[i - 1]))
 			buf_addf(&b, "%s%s", b.len ? ", " : "", names[i]);
@@ -503,7 +503,7 @@ load_samples(struct store *s, struct store_result *rows, size_t n)
 		ix[i].id = rows[i].result_id;
 		ix[i].row = i;
 	}
-	qsort(ix, n, sizeof(*ix), cmp_rid);
+	xqsort(ix, n, sizeof(*ix), cmp_rid);
 	/* many results: one sequential scan beats an index lookup per sample */
 	rc = samples_pass(s, rows, n, ix, n > 5000, cap);
 	if (rc == 1) {
@@ -557,18 +557,13 @@ str_hash(const char *t, size_t len)
  * a result query repeats the same few hundred strings many thousands of
  * times). "" for NULL.
  */
+/* The pool's copy of t[0..len) (interned: one copy of each value). */
 static char *
-col_interned(struct store *s, sqlite3_stmt *st, int i, char **lastv)
+str_interned(struct store *s, const char *t, size_t len)
 {
-	const char *t = (const char *)sqlite3_column_text(st, i);
-	size_t len = t ? (size_t)sqlite3_column_bytes(st, i) : 0, k;
+	size_t k;
 	uint64_t h;
 
-	if (!t)
-		t = "";
-	/* consecutive rows mostly repeat a column's value */
-	if (lastv[i] && !strncmp(lastv[i], t, len) && !lastv[i][len])
-		return lastv[i];
 	if (2 * (s->npool + 1) > s->cap_pool) {
 		size_t cap = s->cap_pool ? 2 * s->cap_pool : 1024;
 		char **pool = xcalloc(cap, sizeof(char *));
@@ -590,11 +585,59 @@ col_interned(struct store *s, sqlite3_stmt *st, int i, char **lastv)
 	h = str_hash(t, len);
 	for (k = h & (s->cap_pool - 1); s->pool[k]; k = (k + 1) & (s->cap_pool - 1))
 		if (!strncmp(s->pool[k], t, len) && !s->pool[k][len])
-			return lastv[i] = s->pool[k];
+			return s->pool[k];
 	s->pool[k] = xstrndup(t, len);
 	s->npool++;
-	return lastv[i] = s->pool[k];
+	return s->pool[k];
 }
+
+static char *
+col_interned(struct store *s, sqlite3_stmt *st, int i, char **lastv)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	size_t len = t ? (size_t)sqlite3_column_bytes(st, i) : 0;
+
+	if (!t)
+		t = "";
+	/* consecutive rows mostly repeat a column's value */
+	if (lastv[i] && !strncmp(lastv[i], t, len) && !lastv[i][len])
+		return lastv[i];
+	return lastv[i] = str_interned(s, t, len);
+}
+
+/*
+ * A row's own model (store.h): the base name of its model_filename
+ * (file: the column, NULL when the model has a SHA-256: a file's name is
+ * no identity where the hash is one, the same model lies under other
+ * paths on other hosts), and the label "model not named: type (file)"
+ * for a run that names no model.
+ */
+static void
+row_model(struct store *s, struct store_result *r, const char *file)
+{
+	const char *base = file ? strrchr(file, '/') : NULL;
+	char *label;
+
+	base = base ? base + 1 : file ? file : "";
+	r->model_file = str_interned(s, base, strlen(base));
+	if (*r->model || *r->model_label || (!*r->model_type && !*base))
+		return;
+	if (*r->model_type && *base)
+		label = xstrfmt("model not named: %s (%s)", r->model_type, base);
+	else
+		label = xstrfmt("model not named: %s", *base ? base :
+				r->model_type);
+	r->model_label = str_interned(s, label, strlen(label));
+	free(label);
+}
+
+/* The row's model type, and its file's name when the model has no hash
+ * (row_model() takes it from there). */
+#define MODEL_TYPE "coalesce(x.model_type,'')"
+#define MODEL_FILE \
+	"CASE WHEN coalesce(r.model_sha256, a.sha256, '')='' THEN (SELECT" \
+	" json_extract(w.raw_json,'$.model_filename') FROM result_raw w" \
+	" WHERE w.result_id=x.id) END"
 
 int
 store_query_results(struct store *s, const struct selection *sel,
@@ -625,8 +668,9 @@ store_query_results(struct store *s, const struct selection *sel,
 		"  ELSE coalesce((SELECT json_extract(w.raw_json,'$.test_time')"
 		"   FROM result_raw w WHERE w.result_id=x.id),'') END,"
 		" s.status, s.tampered, r.target, r.variant,"
-		" r.role, r.model, r.model_label, r.runtime,"
-		" coalesce(r.model_sha256, a.sha256, ''), r.status,"
+		" r.role, r.model, coalesce(r.model_label,''), r.runtime,"
+		" coalesce(r.model_sha256, a.sha256, ''), " MODEL_TYPE ", "
+		MODEL_FILE ", r.status,"
 		" r.verification, x.test, x.n_prompt, x.n_gen, x.n_depth,"
 		" x.build_commit, e.os_build, e.os_version, e.identity,"
 		" e.base_identity, x.model_size, x.model_n_params, r.seq, x.idx,"
@@ -663,6 +707,8 @@ store_query_results(struct store *s, const struct selection *sel,
 		r->model_label = col_interned(s, st, k++, lastv);
 		r->runtime = col_interned(s, st, k++, lastv);
 		r->model_sha256 = col_interned(s, st, k++, lastv);
+		r->model_type = col_interned(s, st, k++, lastv);
+		row_model(s, r, (const char *)sqlite3_column_text(st, k++));
 		r->run_status = col_interned(s, st, k++, lastv);
 		r->verification = col_interned(s, st, k++, lastv);
 		r->test = col_interned(s, st, k++, lastv);
@@ -703,7 +749,7 @@ store_query_results(struct store *s, const struct selection *sel,
 		struct store_result *by = xmalloc((nrows ? nrows : 1) * sizeof(*by));
 		size_t i;
 
-		qsort(keys, nrows, sizeof(*keys), cmp_row_key);
+		xqsort(keys, nrows, sizeof(*keys), cmp_row_key);
 		for (i = 0; i < nrows; i++)
 			by[i] = rows[keys[i].pos];
 		free(rows);
@@ -861,7 +907,7 @@ store_run_facts(struct store *s, const int64_t *ids, size_t n,
 		ix[i].id = ids[i];
 		ix[i].at = i;
 	}
-	qsort(ix, n, sizeof(*ix), cmp_id_at);
+	xqsort(ix, n, sizeof(*ix), cmp_id_at);
 	st = n ? sq_prepare(s,
 		"SELECT r.id, r.session_id, coalesce(r.environment_id, 0),"
 		" r.target, r.variant, r.role, r.runtime, coalesce(r.model, ''),"

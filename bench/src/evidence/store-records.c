@@ -7,6 +7,8 @@
 #include "evidence/store.h"
 #include "evidence/store-internal.h"
 #include "evidence/llamabench.h"
+#include "models/hash.h"
+#include "base/json.h"
 #include "base/util.h"
 
 #include <math.h>
@@ -544,6 +546,179 @@ store_run_find_stdout(struct store *s, const char *sha256, int64_t *session,
 	return found;
 }
 
+/*
+ * What a run measured, as a SHA-256 (hex; 0 when it has no rows): per
+ * row its test, test time, model, hardware, backend and build, samples
+ * (ns, else t/s) and printed mean and deviation, in order. Not the bytes: a copy of an output
+ * re-saved with other white space, line ends or quoting, or converted
+ * to another -o format with the same samples, is the same measurement.
+ */
+static int
+measure_digest(const struct lb_output *lb, char hex[65])
+{
+	struct buf b = BUF_INIT;
+	size_t i, k;
+
+	if (!lb->n)
+		return 0;
+	buf_adds(&b, "shimbench measurement 1\n");
+	for (i = 0; i < lb->n; i++) {
+		const struct lb_row *r = &lb->rows[i];
+
+		buf_addf(&b, "row %s %ld %ld %ld", r->test, r->n_prompt,
+			 r->n_gen, r->n_depth);
+		json_quote(&b, r->test_time ? r->test_time : "");
+		json_quote(&b, r->model_type ? r->model_type : "");
+		json_quote(&b, r->cpu_info ? r->cpu_info : "");
+		json_quote(&b, r->gpu_info ? r->gpu_info : "");
+		json_quote(&b, r->backends ? r->backends : "");
+		json_quote(&b, r->build_commit ? r->build_commit : "");
+		buf_addf(&b, " %lld %lld %.17g %.17g", (long long)r->model_size,
+			 (long long)r->model_n_params, r->avg_ts, r->stddev_ts);
+		for (k = 0; k < r->n_samples; k++)
+			if (r->samples_ns)
+				buf_addf(&b, " %lld", (long long)r->samples_ns[k]);
+			else
+				buf_addf(&b, " %.17g", r->samples_ts[k]);
+		buf_addch(&b, '\n');
+	}
+	hash_buf_sha256(b.buf, b.len, hex);
+	buf_release(&b);
+	return 1;
+}
+
+/* A run with results that measured this (measure_digest): 1 found,
+ * 0 none, -1 error. */
+static int
+store_run_find_measure(struct store *s, const char *sha256, int64_t *session,
+		       int64_t *run)
+{
+	sqlite3_stmt *st;
+	int rc, found = 0;
+
+	sq_op_begin(s);
+	st = sq_prepare(s, "SELECT r.session_id, r.id FROM runs r"
+		     " WHERE r.measure_sha256=?1 AND EXISTS(SELECT 1 FROM"
+		     " results x WHERE x.run_id=r.id) ORDER BY r.id LIMIT 1");
+	if (!st)
+		return -1;
+	sq_bind_text(st, 1, sha256);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*session = sqlite3_column_int64(st, 0);
+		*run = sqlite3_column_int64(st, 1);
+		found = 1;
+	} else if (rc != SQLITE_DONE) {
+		found = sq_error(s, "find run by measurement");
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+/*
+ * Runs of an import whose measurement (same rows, test times and
+ * samples, other bytes) another run of this import or the store
+ * already holds. A run session's processes ran just now (a test double
+ * may print one canned output twice); they are not checked.
+ */
+static int
+refuse_same_measurement(struct store *s, const struct session_data *d)
+{
+	char (*hex)[65] = xcalloc(d->nruns + 1, sizeof(*hex));
+	int64_t sid = 0, rid = 0;
+	size_t i, j, nruns_checked;
+	int rc, ret = -1;
+
+	/* a copy is imported; the processes of a run session are new */
+	if (!d->s.kind || strcmp(d->s.kind, "import"))
+		nruns_checked = 0;
+	else
+		nruns_checked = d->nruns;
+	for (i = 0; i < nruns_checked; i++) {
+		const struct run_rec *r = &d->runs[i].r;
+
+		if (!measure_digest(&d->runs[i].lb, hex[i]))
+			continue;
+		for (j = 0; j < i; j++)
+			if (!strcmp(hex[j], hex[i])) {
+				error("'%s' and '%s' hold the same measurement "
+				      "(the same %zu rows, test times and "
+				      "samples in other bytes: a copy or "
+				      "re-save of one output); refusing to "
+				      "count it twice", d->runs[j].r.stdout_path,
+				      r->stdout_path, d->runs[i].lb.n);
+				goto cleanup;
+			}
+		rc = store_run_find_measure(s, hex[i], &sid, &rid);
+		if (rc < 0)
+			goto cleanup;
+		if (rc == 1) {
+			error("'%s' measures what run %lld of session %lld "
+			      "already holds (the same %zu rows, test times "
+			      "and samples in other bytes: a copy or re-save "
+			      "of that output); refusing to count it twice",
+			      r->stdout_path, (long long)rid, (long long)sid,
+			      d->runs[i].lb.n);
+			goto cleanup;
+		}
+	}
+	ret = 0;
+cleanup:
+	free(hex);
+	return ret;
+}
+
+/* 1 when two rows show different models (facts both show differ). */
+static int
+other_model(const struct lb_row *a, const struct lb_row *b)
+{
+	return (*a->model_type && *b->model_type &&
+		strcmp(a->model_type, b->model_type)) ||
+	       (*a->model_filename && *b->model_filename &&
+		strcmp(a->model_filename, b->model_filename)) ||
+	       (a->model_size >= 0 && b->model_size >= 0 &&
+		a->model_size != b->model_size) ||
+	       (a->model_n_params >= 0 && b->model_n_params >= 0 &&
+		a->model_n_params != b->model_n_params);
+}
+
+/*
+ * A run that names its model (or pins its hash) holds one model: rows
+ * of several (llama-bench -m a.gguf -m b.gguf) under one name would be
+ * pooled as one workload. Without a name each row's own model counts.
+ */
+static int
+refuse_mixed_models(const struct session_data *d)
+{
+	size_t i, j;
+
+	for (i = 0; i < d->nruns; i++) {
+		const struct run_rec *r = &d->runs[i].r;
+		const struct lb_output *lb = &d->runs[i].lb;
+
+		if ((!r->model || !*r->model) &&
+		    (!r->model_sha256 || !*r->model_sha256))
+			continue;
+		for (j = 1; j < lb->n; j++)
+			if (other_model(&lb->rows[0], &lb->rows[j]))
+				return error("'%s' holds rows of more than one "
+					     "model ('%s' %s, line %zu; '%s' %s, "
+					     "line %zu) but names one model, "
+					     "'%s'; name none (each row's own "
+					     "model then counts) or split the "
+					     "file", r->stdout_path,
+					     lb->rows[0].model_type,
+					     lb->rows[0].model_filename,
+					     lb->rows[0].line,
+					     lb->rows[j].model_type,
+					     lb->rows[j].model_filename,
+					     lb->rows[j].line,
+					     r->model && *r->model ? r->model :
+					     r->model_sha256);
+	}
+	return 0;
+}
+
 /* Runs whose stdout another session (or this one) already holds. */
 static int
 refuse_duplicates(struct store *s, const struct session_data *d)
@@ -575,7 +750,9 @@ refuse_duplicates(struct store *s, const struct session_data *d)
 				     r->stdout_path, (long long)rid,
 				     (long long)sid);
 	}
-	return 0;
+	if (refuse_mixed_models(d) < 0)
+		return -1;
+	return refuse_same_measurement(s, d);
 }
 
 static int64_t
@@ -619,12 +796,15 @@ save_rows(struct store *s, const struct session_data *d, int64_t *id)
 		struct run_rec r = d->runs[i].r;
 		const struct model_rec *m = session_model(d, r.model);
 		int64_t run_id;
+		char hex[65];
 
 		progress_note("storing", i, d->nruns, "runs");
 
 		r.session_id = *id;
 		r.environment_id = env_id_of(d, env_ids, r.target);
 		r.artifact_id = m ? model_ids[m - d->models] : 0;
+		r.measure_sha256 = measure_digest(&d->runs[i].lb, hex) ? hex :
+				   NULL;
 		if (sq_rec_insert(s, runrec_fields, &r, &run_id) < 0)
 			goto cleanup;
 		for (j = 0; j < d->runs[i].lb.n; j++)
@@ -707,7 +887,7 @@ store_sessions_list(struct store *s, struct store_session **out, size_t *n)
 {
 	sqlite3_stmt *st;
 	struct store_session *v = NULL;
-	size_t k = 0;
+	size_t k = 0, i;
 	int rc;
 
 	sq_op_begin(s);
@@ -750,6 +930,16 @@ store_sessions_list(struct store *s, struct store_session **out, size_t *n)
 	if (rc != SQLITE_DONE) {
 		store_sessions_free(v, k);
 		return sq_error(s, "list sessions");
+	}
+	/* a running session whose process is gone shows as abandoned */
+	for (i = 0; i < k; i++) {
+		const char *shown = store_session_shown_status(s, v[i].id,
+							       v[i].status);
+
+		if (shown != v[i].status) {
+			free(v[i].status);
+			v[i].status = xstrdup(shown);
+		}
 	}
 	*out = v;
 	*n = k;
@@ -810,6 +1000,24 @@ count_of(struct store *s, const char *sql, int64_t id)
 		n = (long)sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return n;
+}
+
+int
+store_run_remove(struct store *s, int64_t sid, int64_t seq)
+{
+	sqlite3_stmt *st;
+	int own;
+
+	if (sq_write_begin(s, &own) < 0)
+		return -1;
+	sq_op_begin(s);
+	st = sq_prepare(s, "DELETE FROM runs WHERE session_id=?1 AND seq=?2");
+	if (st) {
+		sqlite3_bind_int64(st, 1, sid);
+		sqlite3_bind_int64(st, 2, seq);
+	}
+	return sq_write_end(s, own, st ? sq_step_done(s, st, "remove run") :
+			    -1);
 }
 
 int

@@ -109,21 +109,47 @@ static const char *const migrations[] = {
 	"  config=json_extract(details_json,'$.configuration')"
 	"  WHERE json_valid(details_json);"
 	"CREATE INDEX noise_key ON noise(identity, test, model, variant);",
+	/* 8 (issue 20): config_rederive(): gpu_info is configuration, a
+	 * fork's measurements are not, booleans are 0 and 1 */
+	NULL,
+	/* 9 (issue 21): who runs a session, so that one whose process died
+	 * shows as abandoned and can be resumed (store-owner.c) */
+	"CREATE TABLE session_owners("
+	"  session_id INTEGER PRIMARY KEY"
+	"    REFERENCES sessions(id) ON DELETE CASCADE,"
+	"  host TEXT NOT NULL, pid INTEGER NOT NULL,"
+	"  started_at TEXT NOT NULL, bundle_dir TEXT);",
 };
 
 /*
- * json_remove(col, '$.a', ...): a raw row without the fields that do
- * not change the measurement (lbfields.h: every name, json or markdown,
- * of a field that names the test, holds a result, or names the model or
- * the hardware; the model's identity is the run's SHA-256, else its
- * name, and the hardware's the fingerprint's).
+ * The configuration of a raw row col, as SQL: the row without the
+ * fields that do not change the measurement (lbfields.h: every name,
+ * json or markdown, of a field that names the test, holds a result, or
+ * names the model or the hardware; the model's identity is the run's
+ * SHA-256, else its name and the row's model fields, and the hardware's
+ * the fingerprint's), without the fields no llama-bench prints whose
+ * numeric values are named as measurements (lb_field_in_config: a
+ * fork's avg_ttft_ms), with markdown names as json names and booleans
+ * as 0 and 1 (json_each gives them so): a csv "0" and a json false, an
+ * md "threads" and a json "n_threads", are one configuration (a text
+ * "8" and a number 8 have one canonical value, store-query.c).
  */
 static void
 config_of(struct buf *sql, const char *col)
 {
 	size_t i, k;
 
-	buf_addf(sql, "json_remove(%s", col);
+	/* markdown names under their json names ("threads": n_threads) */
+	buf_adds(sql, "(SELECT json_group_object(CASE key");
+	for (i = 0; i < lb_nfields; i++)
+		if (lb_fields[i].md && lb_fields[i].role == LB_CONFIG &&
+		    strcmp(lb_fields[i].md, lb_fields[i].name))
+			buf_addf(sql, " WHEN '%s' THEN '%s'", lb_fields[i].md,
+				 lb_fields[i].name);
+	buf_adds(sql, " ELSE key END, CASE WHEN type IN"
+		 " ('object','array') THEN json(value) ELSE value END)"
+		 " FROM json_each(json_remove(");
+	buf_adds(sql, col);
 	for (i = 0; i < lb_nfields; i++) {
 		const char *names[2] = { lb_fields[i].name, lb_fields[i].md };
 
@@ -133,7 +159,13 @@ config_of(struct buf *sql, const char *col)
 			buf_addf(sql, strchr(names[k], '/') ? ",'$.\"%s\"'" :
 				 ",'$.%s'", names[k]);
 	}
-	buf_adds(sql, ")");
+	buf_adds(sql, ")) WHERE NOT (type IN ('integer','real','array') AND (");
+	for (i = 0; lb_measure_prefixes[i]; i++)
+		buf_addf(sql, "%skey GLOB '%s*'", i ? " OR " : "",
+			 lb_measure_prefixes[i]);
+	for (i = 0; lb_measure_suffixes[i]; i++)
+		buf_addf(sql, " OR key GLOB '?*%s'", lb_measure_suffixes[i]);
+	buf_adds(sql, ")))");
 }
 
 /*
@@ -225,6 +257,33 @@ raw_text_migration(struct buf *sql)
 	config_trigger(sql);
 }
 
+/*
+ * 8 (issue 20): the trigger again, from the table as it is now, and the
+ * configurations of the stored rows derived again (config_of() changed:
+ * gpu_info became configuration, unknown numeric fields named as
+ * measurements left it, booleans became 0 and 1). Configuration ids are
+ * renumbered; nothing outside these two tables holds them.
+ */
+static void
+config_rederive(struct buf *sql)
+{
+	buf_adds(sql, "DROP TRIGGER IF EXISTS result_raw_config;"
+		 "DELETE FROM result_configs; DELETE FROM configs;");
+	config_trigger(sql);
+	buf_adds(sql, "INSERT OR IGNORE INTO configs(json) SELECT ");
+	config_of(sql, "raw_json");
+	buf_adds(sql, "  FROM result_raw WHERE json_valid(raw_json) AND"
+		 " json_type(raw_json)='object' ORDER BY result_id;"
+		 "INSERT INTO result_configs(result_id, config_id)"
+		 "  SELECT x.result_id, c.id FROM result_raw x JOIN configs c"
+		 " ON c.json=");
+	config_of(sql, "x.raw_json");
+	buf_adds(sql, "  WHERE json_valid(x.raw_json) AND"
+		 " json_type(x.raw_json)='object';"
+		 /* runs.measure_sha256 (runrec.c, version 8): by value */
+		 "CREATE INDEX runs_measure ON runs(measure_sha256);");
+}
+
 /* The SQL of migration v (0-based), appended to sql. */
 static void
 migration_sql(struct buf *sql, int v)
@@ -235,6 +294,8 @@ migration_sql(struct buf *sql, int v)
 		config_migration(sql);
 	else if (v == 5)
 		raw_text_migration(sql);
+	else if (v == 7)
+		config_rederive(sql);
 }
 
 /* The version whose step moved the raw text out (raw_text_migration()). */
@@ -629,6 +690,9 @@ store_open(struct store **out, const char *path)
 		return error("'%s' is not a file: a store that is written to "
 			     "must be a file, or what is stored is lost at "
 			     "exit (give --db PATH)", path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return error("'%s' is a directory, not a store: --db names the "
+			     "store's file (e.g. '%s/shimbench.db')", path, path);
 	s = xcalloc(1, sizeof(*s));
 	s->path = xstrdup(path);
 	/* a store this open creates is verified by construction */

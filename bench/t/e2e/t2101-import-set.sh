@@ -99,7 +99,7 @@ cp "$FIXTURES/real/geerlingguy-ai-benchmarks-20-rx580-table-no-build.md" "$TB/rx
 expect_code 0 "import a md table" "$SHIMBENCH" --db "$WORK/table.db" import --set target=host,variant=stock,role=stock "$TB/rx.md"
 expect_code 0 "report of table results" "$SHIMBENCH" --db "$WORK/table.db" report
 grep_in "$WORK/out" "avg 346.76 ± 0.45 (table, no samples)" "the table's mean and spread, named as such"
-grep_in "$WORK/out" "| model not named (llama.cpp) | pp512" "a quick import without model= says so"
+grep_in "$WORK/out" "| model not named: llama 3B Q4_K - Medium (llama.cpp) | pp512" "a quick import without model= says so, and names the rows' model"
 expect_code 0 "report json of table results" "$SHIMBENCH" --db "$WORK/table.db" report --format json
 check "json: spread_source table, no median" python3 -c "
 import json,sys; d=json.load(open('$WORK/out'))

@@ -72,6 +72,43 @@ pairs=$(q "select tb.n_prompt, tb.n_gen, round(avg(tc.avg_ts)/avg(tb.avg_ts), 6)
 [ "$(q "select count(*) from llama_bench where build_commit = 'stock_____-Debian'")" = 2 ] &&
 	ok "stock rows not folded with shim" || not_ok "stock rows"
 
+# compare-llama-bench.py's own query (ggml-org/llama.cpp scripts/, 2025-26:
+# LLAMA_BENCH_KEY_PROPERTIES as it names them, use_mmap included) fails on
+# the real tool's -o sql and on the export alike; with the column added
+# (docs/formats.md) it pairs stock and shim
+script_q() { # script_q DB: the script's _get_rows_llama_bench for stock vs shim
+	eqs=""
+	for k in $keys; do eqs="$eqs tb.$k = tc.$k AND"; done
+	sqlite3 "$1" "SELECT tb.model_type, tb.n_prompt, tb.n_gen, tb.n_depth, AVG(tb.avg_ts), AVG(tc.avg_ts) FROM llama_bench tb JOIN llama_bench tc ON $eqs tb.build_commit = '$2' AND tc.build_commit = '$3' GROUP BY tb.model_type, tb.n_gen, tb.n_prompt, tb.n_depth ORDER BY tb.model_type, tb.n_gen, tb.n_prompt, tb.n_depth;"
+}
+sqlite3 "$WORK/real-only.sqlite" ".read $WORK/real.sql"
+sqlite3 "$WORK/export-only.sqlite" ".read $WORK/x.sql"
+rb=$(sqlite3 "$WORK/real-only.sqlite" "select build_commit from llama_bench limit 1")
+if ! script_q "$WORK/real-only.sqlite" "$rb" "$rb" >/dev/null 2>"$WORK/e1" && grep -q "no such column: tb.use_mmap" "$WORK/e1"; then
+	ok "the script's query fails on the real llama-bench's own -o sql (no such column: tb.use_mmap)"
+else
+	not_ok "the script's query on the real -o sql: $(cat "$WORK/e1")"
+fi
+if ! script_q "$WORK/export-only.sqlite" stock_____-Debian shim______-Debian >/dev/null 2>"$WORK/e2" &&
+	grep -q "no such column: tb.use_mmap" "$WORK/e2"; then
+	ok "and on the export, with the same message"
+else
+	not_ok "the script's query on the export: $(cat "$WORK/e2")"
+fi
+sqlite3 "$WORK/export-only.sqlite" "ALTER TABLE llama_bench ADD COLUMN use_mmap INTEGER DEFAULT 1"
+sqlite3 "$WORK/real-only.sqlite" "ALTER TABLE llama_bench ADD COLUMN use_mmap INTEGER DEFAULT 1"
+out=$(script_q "$WORK/export-only.sqlite" stock_____-Debian shim______-Debian)
+[ "$(echo "$out" | wc -l)" = 2 ] && echo "$out" | grep -q '^llama ?B F16|0|4|0|' && echo "$out" | grep -q '^llama ?B F16|8|0|0|' &&
+	ok "with use_mmap added, the script's query pairs the export's stock and shim: pp8 and tg4" ||
+	not_ok "script query after ALTER: $out"
+[ -n "$(script_q "$WORK/real-only.sqlite" "$rb" "$rb")" ] &&
+	ok "and runs on the real tool's -o sql too" || not_ok "real -o sql after ALTER"
+# its averages are the rows' avg_ts as exported (stock pp8 from the stock jsonl)
+want=$(python3 -c 'import json,sys; print(round([r for r in map(json.loads, open(sys.argv[1])) if r["n_gen"] == 0][0]["avg_ts"], 6))' "$E/stock.jsonl")
+got=$(echo "$out" | awk -F'|' '$2 == 8 {print $5}')
+python3 -c "import sys; sys.exit(0 if abs(float('$got') - float('$want')) < 1e-6 else 1)" &&
+	ok "the script's baseline t/s is the stock run's avg_ts ($want), not a median" || not_ok "avg $got vs $want"
+
 # values: json rows from their samples' fields, table rows what the table says
 [ "$(q "select avg_ts, stddev_ts, n_prompt, n_depth from llama_bench where build_commit like 'bare-metal-Debian' and n_gen = 4 and n_depth = 16")" = "7191.48|562.04|0|16" ] &&
 	ok "a table row: avg ± stddev as printed" || not_ok "table row: $(q "select * from llama_bench where build_commit like 'bare%'" | head -2)"

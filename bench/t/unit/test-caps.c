@@ -465,6 +465,66 @@ test_cuda_forms(void)
 	cJSON_Delete(f);
 }
 
+/*
+ * Issue 20's lines, as real logs print them: a 2026 ROCm APU whose name
+ * is empty (a public ROCm 7.2 Vega 8 log, 2026-05-14), the device list
+ * of 2025-26 builds (llama-cli --list-devices, as a public setup guide
+ * quotes it), January 2024's "ggml_vulkan: Using" line and Metal's
+ * "has residency sets" (ggml-metal, 2025).
+ */
+static void
+test_issue20_lines(void)
+{
+	static const char rocm[] =
+		"ggml_cuda_init: found 1 ROCm devices (Total VRAM: 65536 MiB):\n"
+		"  Device 0: , gfx900:xnack- (0x900), VMM: no, Wave Size: 64, "
+		"VRAM: 65536 MiB\n";
+	static const char list[] =
+		"Available devices:\n"
+		"  CUDA0: NVIDIA GeForce RTX 3060 Ti (7840 MiB, 7668 MiB free)\n";
+	static const char vk2024[] =
+		"ggml_vulkan: Using AMD Radeon RX 7900 XTX | fp16: 1 | "
+		"warp size: 64\n";
+	static const char metal[] =
+		"ggml_metal_init: has residency sets    = true\n"
+		"ggml_metal_init: use residency sets    = false\n";
+	cJSON *o = parse(rocm), *v, *m;
+	const cJSON *d;
+
+	d = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(o,
+		"rocm"), "devices"), 0);
+	CHECK(d != NULL);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(d, "gfx")),
+		  "gfx900:xnack-");
+	CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(d, "wave_size")) == 64);
+	CHECK_SUMMARY(rocm, "backend", "\"rocm\"");
+	CHECK_SUMMARY(rocm, "vram_mib", "65536");
+	CHECK_SUMMARY(list, "backend", "\"cuda\"");
+	CHECK_SUMMARY(list, "vram_mib", "7840");
+	CHECK_SUMMARY(list, "devices", "[\"NVIDIA GeForce RTX 3060 Ti\"]");
+	CHECK_SUMMARY(vk2024, "backend", "\"vulkan\"");
+	CHECK_SUMMARY(vk2024, "devices", "[\"AMD Radeon RX 7900 XTX\"]");
+	v = parse(vk2024);
+	d = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v,
+		"vulkan"), "devices"), 0);
+	/* as printed (text), like the other Vulkan forms */
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(d, "fp16")), "1");
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(d, "warp size")),
+		  "64");
+	m = parse(metal);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "metal"),
+					       "has_residency_sets")));
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "metal"),
+						"use_residency_sets")));
+	/* no device list line: no memory figures, no closing parenthesis */
+	CHECK_SUMMARY("  CUDA0: NVIDIA GeForce RTX 3060 Ti\n", "devices",
+		      "(absent)");
+	CHECK_SUMMARY("  CUDA0: x (7840 MiB)\n", "devices", "(absent)");
+	cJSON_Delete(o);
+	cJSON_Delete(v);
+	cJSON_Delete(m);
+}
+
 static void
 test_rocm(void)
 {
@@ -895,6 +955,8 @@ static const struct test_case tests[] = {
 	{ "suspect profile: Apple21 and the broad shim profile", test_suspect },
 	{ "cuda: 2023 ggml_init_cublas, 2025 VRAM, init failure", test_cuda_forms },
 	{ "rocm: found N ROCm devices, gfx, VRAM, failure", test_rocm },
+	{ "issue 20: empty ROCm names, the device list, 2024 Vulkan, residency",
+	  test_issue20_lines },
 	{ "vulkan: N = NAME (DRIVER) and the older VulkanN: form", test_vulkan_forms },
 	{ "sycl: the 2024 Part1/Part2 and 2025 device tables", test_sycl_tables },
 	{ "buffer names of -v runs; cpu only when alone", test_buffers_and_cpu },

@@ -670,14 +670,14 @@ test_text_refused(void)
 		{ "| model | ngl | test | t/s |\n| --- | --- | --- | --- |\n"
 		  "| m | 0x63 | pp512 | 1 \xC2\xB1 0.1 |\n",
 		  "column 'ngl' is '0x63', not an integer" },
-		{ "build_commit,n_prompt,n_gen,avg_ts,stddev_ts\n"
-		  "\"abc\",\"0x200\",\"0\",\"1.0\",\"0.1\"\n",
+		{ "build_commit,n_prompt,n_gen,test_time,avg_ns,avg_ts,stddev_ts\n"
+		  "\"abc\",\"0x200\",\"0\",\"t\",\"1\",\"1.0\",\"0.1\"\n",
 		  "line 2: n_prompt is '0x200', not an integer" },
-		{ "build_commit,n_prompt,n_gen,avg_ts,stddev_ts\n"
-		  "\"abc\",\"512\",\"0\",\"1.0\"\n\n",
+		{ "build_commit,n_prompt,n_gen,test_time,avg_ns,avg_ts,stddev_ts\n"
+		  "\"abc\",\"512\",\"0\",\"t\",\"1\",\"1.0\"\n\n",
 		  "line 2: a CSV row with" },
-		{ "build_commit,n_prompt,n_gen,avg_ts,stddev_ts\n"
-		  "\"abc\",\"0\",\"0\",\"1.0\",\"0.1\"\n",
+		{ "build_commit,n_prompt,n_gen,test_time,avg_ns,avg_ts,stddev_ts\n"
+		  "\"abc\",\"0\",\"0\",\"t\",\"1\",\"1.0\",\"0.1\"\n",
 		  "n_prompt and n_gen are both 0" },
 		{ "INSERT INTO test (n_prompt, n_gen, avg_ts) VALUES ('512', "
 		  "'0', '1.5') garbage;\nmore\n", "line 1: not an INSERT" },

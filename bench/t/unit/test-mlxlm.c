@@ -6,6 +6,8 @@
 #include "base/files.h"
 #include "base/util.h"
 
+#include <stdlib.h>
+
 static int
 parse_text(const char *text, struct lb_output *o)
 {
@@ -36,6 +38,81 @@ test_benchmark_stdout(void)
 	}
 	lb_output_release(&o);
 	buf_release(&b);
+}
+
+/*
+ * Real mlx_lm.benchmark output of each published generation
+ * (fixtures/mlx/README.md): with total_time and without it, both with
+ * batch_size in the Timing line; medians read off the files by hand.
+ */
+static void
+test_benchmark_generations(void)
+{
+	static const struct {
+		const char *file, *pp, *tg;
+		double pp_median, tg_median, first_pp;
+	} t[] = {
+		{ "goniz-mlx-vulkan-qwen3-0.6b-bf16-total-time.txt", "pp4096",
+		  "tg128", 2303.616, 33.633, 2306.928 },
+		{ "mlxlm-0.31.1-qwen35-4b-no-total-time.txt", "pp1024", "tg64",
+		  359.376, 38.759, 361.322 },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		struct buf b = BUF_INIT;
+		struct lb_output o;
+		char *path = xstrfmt("bench/t/fixtures/mlx/%s", t[i].file);
+
+		CHECK(buf_read_file(&b, path) == 0);
+		CHECK(mlx_parse(b.buf, b.len, t[i].file, &o) == 0);
+		CHECK(o.n == 2);
+		if (o.n == 2) {
+			CHECK_STR(o.rows[0].test, t[i].pp);
+			CHECK_STR(o.rows[1].test, t[i].tg);
+			CHECK(o.rows[0].n_samples == 5 && o.rows[1].n_samples == 5);
+			CHECK_NEAR(o.rows[0].samples_ts[0], t[i].first_pp, 1e-9);
+			CHECK_NEAR(stats_median(o.rows[0].samples_ts, 5),
+				   t[i].pp_median, 1e-9);
+			CHECK_NEAR(stats_median(o.rows[1].samples_ts, 5),
+				   t[i].tg_median, 1e-9);
+			CHECK(strstr(o.rows[0].raw_json, "\"batch_size\":1") != NULL);
+		}
+		lb_output_release(&o);
+		buf_release(&b);
+		free(path);
+	}
+}
+
+/* Trial lines of forks and of batched runs; what is refused and why. */
+static void
+test_trial_forms(void)
+{
+	struct lb_output o;
+
+	/* a fork's extra key, a batch of 4, no Timing batch_size (read: 1) */
+	CHECK(parse_text("Timing with prompt_tokens=64, generation_tokens=8, "
+			 "batch_size=4.\nTrial 1:  prompt_tps=10.000, "
+			 "generation_tps=2.000, generation_tps_wall=1.900, "
+			 "peak_memory=0.4, total_time=1.2\n", &o) == 0);
+	CHECK(o.n == 2 && strstr(o.rows[0].raw_json, "\"batch_size\":4"));
+	CHECK(o.n == 2 && o.rows[1].samples_ts[0] == 2.0);
+	lb_output_release(&o);
+	CHECK(parse_text("Timing with prompt_tokens=64, generation_tokens=8.\n"
+			 "Trial 1:  prompt_tps=10.0, generation_tps=2.0, "
+			 "peak_memory=0.4\n", &o) == 0);
+	CHECK(o.n == 2 && strstr(o.rows[0].raw_json, "\"batch_size\":1"));
+	lb_output_release(&o);
+	/* a trial without a generation rate: refused, naming the line */
+	CHECK(parse_text("Timing with prompt_tokens=64, generation_tokens=8.\n"
+			 "Trial 1:  prompt_tps=10.0, peak_memory=0.4\n", &o) < 0);
+	CHECK(strstr(error_last(), "line 2: a trial without generation_tps"));
+	lb_output_release(&o);
+	/* no Timing line: the counts are unknown */
+	CHECK(parse_text("Trial 1:  prompt_tps=10.0, generation_tps=2.0\n",
+			 &o) < 0);
+	CHECK(strstr(error_last(), "no 'Timing with prompt_tokens=P"));
+	lb_output_release(&o);
 }
 
 static void
@@ -148,6 +225,9 @@ test_ranges_and_trailing_text(void)
 
 static const struct test_case tests[] = {
 	{ "mlx_lm.benchmark stdout", test_benchmark_stdout },
+	{ "mlx_lm.benchmark: real output with and without total_time",
+	  test_benchmark_generations },
+	{ "mlx_lm.benchmark: forks' keys, batches, refusals", test_trial_forms },
 	{ "the published harness's JSON", test_harness_json },
 	{ "bad MLX-LM output is refused, naming the sample", test_rejects },
 	{ "the shared MLX-LM evidence gives the published medians", test_shared_evidence },
