@@ -677,13 +677,28 @@ foreign_check(struct store *s)
 	return ret;
 }
 
+/* Removes path and the WAL and shared-memory files beside it. */
+static void
+remove_store_files(const char *path)
+{
+	static const char *const ext[] = { "", "-wal", "-shm", "-journal" };
+	size_t i;
+
+	for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		char *f = xstrfmt("%s%s", path, ext[i]);
+
+		unlink(f);
+		free(f);
+	}
+}
+
 int
 store_open(struct store **out, const char *path)
 {
 	struct store *s;
 	struct stat st;
 	char *uri;
-	int rc, fresh;
+	int rc, fresh, created;
 
 	*out = NULL;
 	if (!*path || !strcmp(path, ":memory:"))
@@ -698,6 +713,7 @@ store_open(struct store **out, const char *path)
 	/* a store this open creates is verified by construction */
 	rc = stat(path, &st);
 	fresh = rc < 0 ? errno == ENOENT : S_ISREG(st.st_mode) && !st.st_size;
+	created = rc < 0 && errno == ENOENT;
 	uri = path_uri(path, "mode=rwc");
 	rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READWRITE |
 			     SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL);
@@ -723,7 +739,15 @@ store_open(struct store **out, const char *path)
 	*out = s;
 	return 0;
 fail:
+	/* A store this open created and could not give its schema (a full
+	 * disk) holds nothing: it does not stay behind as an empty file. */
+	if (created && s->db) {
+		s->nErr = 0;
+		created = user_version(s) == 0;
+	}
 	store_close(s);
+	if (created)
+		remove_store_files(path);
 	return -1;
 }
 
