@@ -216,11 +216,26 @@ sb() { "$bin" --db "$out/study.db" "$@"; }
 		echo "direction is no guide (it emulates cooperative matrices on the CPU)."
 		echo
 	fi
+	# Columns by their header names, counted from the right (a workload's
+	# name, the first column, may hold a quoted comma).
 	sb report --format csv 2>/dev/null | awk -F, '
-		NR > 1 && $(NF-6) ~ /^pp/ {
-			r = $(NF-1) + 0; b = $NF + 0
+		NR == 1 {
+			for (i = 1; i <= NF; i++) back[$i] = NF - i
+			ok = ("metric" in back) && ("guest_ratio" in back) &&
+			    ("shim_to_host_percent" in back)
+			if (!ok) print "- the report csv has no metric, guest_ratio or shim_to_host_percent column: goal not checked"
+			next
+		}
+		ok && $(NF - back["metric"]) ~ /^pp/ {
+			t = $(NF - back["metric"])
+			r = $(NF - back["guest_ratio"]); b = $(NF - back["shim_to_host_percent"])
+			if (r == "" || b == "") {
+				printf "- %s: no shim / stock or shim / bare figure: goal NOT met\n", t
+				next
+			}
+			r += 0; b += 0
 			printf "- %s: shim / stock = %.2fx (goal >= 4x: %s); shim = %.1f %% of bare (goal >= 97 %%: %s)\n", \
-			    $(NF-6), r, ((r >= 4) ? "met" : "NOT met"), b, ((b >= 97) ? "met" : "NOT met")
+			    t, r, ((r >= 4) ? "met" : "NOT met"), b, ((b >= 97) ? "met" : "NOT met")
 		}' || true
 	echo
 	echo "## Report"

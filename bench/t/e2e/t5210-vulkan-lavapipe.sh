@@ -35,6 +35,16 @@ expect_code 0 "vulkan-study.sh on lavapipe" env SHIMBENCH="$SHIMBENCH" \
 	VULKAN_STUDY_ARGS="-p 16 -n 4 -r 2" VULKAN_STUDY_PROCESSES=1 \
 	sh "$TOP/bench/scripts/vulkan-study.sh" "$OUT"
 grep_in "$OUT/summary.md" "4 runs verified, 0 unverified." "every run verified"
+# The goal line is computed from the report's own figures (the study's
+# csv, columns by name): shim / stock and shim / bare as printed there.
+want=$("$SHIMBENCH" --db "$OUT/study.db" report --format csv | python3 -c '
+import csv, sys
+for r in csv.DictReader(sys.stdin):
+    if r["metric"] == "pp16":
+        print("- pp16: shim / stock = %.2fx" % float(r["guest_ratio"]),
+              "shim = %.1f %% of bare" % float(r["shim_to_host_percent"]))')
+grep_in "$OUT/summary.md" "${want%% shim = *}" "the goal line gives the report's shim / stock"
+grep_in "$OUT/summary.md" "; shim = ${want##* shim = }" "and its shim / bare"
 grep_in "$OUT/devices.txt" "llvmpipe" "the device is lavapipe"
 count() { sqlite3 "$OUT/study.db" "$1"; }
 [ "$(count 'select count(*) from runs')" = 4 ] && ok "4 runs in the study" ||
