@@ -638,9 +638,12 @@ workload_match(const struct store_result *ra, size_t na,
 				    *w[i].model ? w[i].model : w[i].model_label,
 				    w[i].test,
 				    *words ? " [" : "", words, *words ? "]" : "");
+		/* a row without a model name is named by its label (issue
+		 * 20: the model file and type), as in name */
 		w[i].short_name = xstrfmt("%s%s%s %s", by_variant ?
 					  w[i].variant : "", by_variant ?
-					  ": " : "", w[i].model, w[i].test);
+					  ": " : "", *w[i].model ? w[i].model :
+					  w[i].model_label, w[i].test);
 		w[i].idents_a = pa[i].nident;
 		w[i].idents_b = pb[i].nident;
 		w[i].sessions_a = note_sessions(&pa[i]);
