@@ -21,32 +21,64 @@ has() { # has FILE STRING...: one line of FILE holds every STRING
 	python3 -c 'import sys; ss = sys.argv[2:]
 sys.exit(0 if any(all(s in l for s in ss) for l in open(sys.argv[1])) else 1)' "$@"
 }
+row() { # row FILE COLUMN=VALUE...: exactly one row of FILE's md tables
+	# that have every COLUMN holds every VALUE as its whole cell (the
+	# terminal tables put the median and its spread in columns of
+	# their own, issue 22; --wide shows them all)
+	python3 -c 'import sys
+want = [a.split("=", 1) for a in sys.argv[2:]]
+cells = lambda l: [c.strip() for c in l.strip()[1:-1].split("|")]
+lines = open(sys.argv[1]).read().splitlines()
+hits = 0
+for i in range(len(lines) - 1):
+    if not (lines[i].startswith("|") and lines[i + 1].startswith("| ---")):
+        continue
+    head = cells(lines[i])
+    if any(k not in head for k, _ in want):
+        continue
+    for l in lines[i + 2:]:
+        if not l.startswith("|"):
+            break
+        c = cells(l)
+        if len(c) == len(head) and all(c[head.index(k)] == v for k, v in want):
+            hits += 1
+sys.exit(0 if hits == 1 else 1)' "$@"
+}
 
 # ---- 1. two models in one run: two workloads, in every format ----------------
 expect_code 0 "import a jsonl run of two models" imp stock "$F/two.jsonl"
-expect_code 0 "report" SB report
-cp "$WORK/out" "$WORK/r1"
 A="model not named: llama ?B F16 (a.gguf)"
 B="model not named: llama ?B Q8_0 (b.gguf)"
+expect_code 0 "report" SB report
+check "the terminal table: F16 pp16 on a row of its own" \
+	row "$WORK/out" "Workload=$A (llama.cpp)" Test=pp16 Stock=9262.39
+check "the terminal table: Q8_0 pp16 on a row of its own" \
+	row "$WORK/out" "Workload=$B (llama.cpp)" Test=pp16 Stock=17500.10
+expect_code 0 "report --wide (the spread columns too)" SB report --wide
+cp "$WORK/out" "$WORK/r1"
 check "F16 pp16: its own three samples (median 9262.39), not pooled with Q8_0" \
-	has "$WORK/r1" "| $A (llama.cpp) " "| pp16 " "9262.39 (2817.62–9738.29, n=3)"
+	row "$WORK/r1" "Workload=$A (llama.cpp)" Test=pp16 Stock=9262.39 "Stock spread=2817.62–9738.29, n=3"
 check "Q8_0 pp16: its own three (median 17500.10)" \
-	has "$WORK/r1" "| $B (llama.cpp) " "| pp16 " "17500.10 (3219.46–18851.70, n=3)"
+	row "$WORK/r1" "Workload=$B (llama.cpp)" Test=pp16 Stock=17500.10 "Stock spread=3219.46–18851.70, n=3"
 check "Q8_0 tg8: median 8944.96" \
-	has "$WORK/r1" "| $B (llama.cpp) " "| tg8 " "8944.96 (1581.91–9208.00, n=3)"
-check "never n=6" sh -c "! grep -q 'n=6' '$WORK/r1'"
+	row "$WORK/r1" "Workload=$B (llama.cpp)" Test=tg8 Stock=8944.96 "Stock spread=1581.91–9208.00, n=3"
+check "never n=6" sh -c "grep -q 'n=3' '$WORK/r1' && ! grep -q 'n=6' '$WORK/r1'"
 
 # a csv shim run of the same sweep: the same configuration, the same rows
 expect_code 0 "import a csv run of the same sweep as the shim" imp shim "$F/two.csv"
-expect_code 0 "report" SB report
+expect_code 0 "report --wide" SB report --wide
 cp "$WORK/out" "$WORK/r2"
 check "F16 pp16: stock samples and the csv's mean on one row" \
-	has "$WORK/r2" "| $A (llama.cpp) " "| pp16 " "9262.39 (2817.62–9738.29, n=3)" "avg 3816.67 ± 3030.60 (table, no samples)"
+	row "$WORK/r2" "Workload=$A (llama.cpp)" Test=pp16 Stock=9262.39 "Stock spread=2817.62–9738.29, n=3" "Shim=avg 3816.67 ± 3030.60 (table, no samples)"
 check "Q8_0 pp16: likewise" \
-	has "$WORK/r2" "| $B (llama.cpp) " "| pp16 " "17500.10 (3219.46–18851.70, n=3)" "avg 12277.51 ± 7932.67 (table, no samples)"
+	row "$WORK/r2" "Workload=$B (llama.cpp)" Test=pp16 Stock=17500.10 "Stock spread=3219.46–18851.70, n=3" "Shim=avg 12277.51 ± 7932.67 (table, no samples)"
 check "four workloads, not eight (0/1 and false/true are one configuration)" \
 	test "$(grep -c '^| model not named' "$WORK/r2")" = 4
-check "no column of flags that differ only in spelling" sh -c "! grep -q '| cpu_strict \\|| repack ' '$WORK/r2'"
+# --wide shows every column that tells workloads apart: none for the flags
+check "no column of flags that differ only in spelling" \
+	sh -c "grep '^| Workload ' '$WORK/r2' | grep -q '| Stock ' && ! grep '^| Workload ' '$WORK/r2' | grep -q '| cpu_strict \\|| repack '"
+check "the configuration gives cpu_strict one value, 0" row "$WORK/r2" Runtime=llama.cpp Field=cpu_strict Value=0
+check "and repack one value, 1" row "$WORK/r2" Runtime=llama.cpp Field=repack Value=1
 grep_in "$WORK/r2" "a llama-bench table (md, csv or sql): the mean ± deviation it printed, no samples" \
 	"the table's rows are said to be a table's"
 check "and not blamed on -r 0" sh -c "! grep -q 'r 0 or less' '$WORK/r2'"
@@ -62,16 +94,16 @@ check "csv: F16 pp16 has the stock median and the shim table's mean and sd" \
 DB=$WORK/t.db
 expect_code 0 "import the md table of two models" imp stock "$F/two.md"
 expect_code 0 "import the sql of two models" imp shim "$F/two.sql"
-expect_code 0 "report of the tables" SB report
+expect_code 0 "report of the tables (--wide: one row per workload)" SB report --wide
 cp "$WORK/out" "$WORK/r3"
 check "md: F16 pp16 shows its mean (avg 2740.26 ± 590.20), not '–'" \
-	has "$WORK/r3" "| model not named: llama ?B F16 (llama.cpp) " "| pp16 " "avg 2740.26 ± 590.20 (table, no samples)"
+	row "$WORK/r3" "Workload=model not named: llama ?B F16 (llama.cpp)" Test=pp16 "Stock=avg 2740.26 ± 590.20 (table, no samples)"
 check "md: Q8_0 pp16 avg 8506.72 ± 4856.24" \
-	has "$WORK/r3" "| model not named: llama ?B Q8_0 (llama.cpp) " "| pp16 " "avg 8506.72 ± 4856.24 (table, no samples)"
+	row "$WORK/r3" "Workload=model not named: llama ?B Q8_0 (llama.cpp)" Test=pp16 "Stock=avg 8506.72 ± 4856.24 (table, no samples)"
 check "sql: F16 pp16 avg 8878.19 ± 23.76" \
-	has "$WORK/r3" "| $A (llama.cpp) " "| pp16 " "avg 8878.19 ± 23.76"
+	row "$WORK/r3" "Workload=$A (llama.cpp)" Test=pp16 "Shim=avg 8878.19 ± 23.76 (table, no samples)"
 check "sql: Q8_0 pp16 avg 17555.44 ± 651.56" \
-	has "$WORK/r3" "| $B (llama.cpp) " "| pp16 " "avg 17555.44 ± 651.56"
+	row "$WORK/r3" "Workload=$B (llama.cpp)" Test=pp16 "Shim=avg 17555.44 ± 651.56 (table, no samples)"
 check "eight workloads of the tables (md rows show no file, sql rows do)" \
 	test "$(grep -c '^| model not named' "$WORK/r3")" = 8
 
@@ -88,8 +120,8 @@ DB=$WORK/c.db
 expect_code 0 "stock: the jsonl run" imp stock "$F/two.jsonl"
 expect_code 0 "shim: the json run" imp shim "$F/two.json"
 expect_code 0 "compare stock and shim" SB compare variant=stock variant=shim
-check "compare: F16 pp16 against F16 pp16" has "$WORK/out" "| $A pp16 " "|  9262.39 |  4994.96 |"
-check "compare: Q8_0 pp16 against Q8_0 pp16" has "$WORK/out" "| $B pp16 " "|  17500.1 |    17009 |"
+check "compare: F16 pp16 against F16 pp16" row "$WORK/out" "workload=$A pp16" a_median=9262.39 b_median=4994.96
+check "compare: Q8_0 pp16 against Q8_0 pp16" row "$WORK/out" "workload=$B pp16" a_median=17500.1 b_median=17009
 expect_code 0 "history" SB history
 check "history: a series per model and test (8)" test "$(grep -c '^| guest/' "$WORK/out")" = 8
 
@@ -99,9 +131,9 @@ check "the re-save differs in its bytes" sh -c "! cmp -s '$F/two.jsonl' '$WORK/r
 expect_code 1 "importing it again is refused" imp stock "$WORK/resaved.jsonl"
 grep_in "$WORK/err" "'resaved.jsonl' measures what run 1 of session 1 already holds (the same 4 rows, test times and samples in other bytes" \
 	"naming the run that holds it"
-expect_code 0 "report" SB report --select variant=stock
+expect_code 0 "report --wide" SB report --wide --select variant=stock
 check "the samples are counted once (n=3, never n=6)" \
-	has "$WORK/out" "| $A (llama.cpp) " "| pp16 " "9262.39 (2817.62–9738.29, n=3)"
+	row "$WORK/out" "Workload=$A (llama.cpp)" Test=pp16 Stock=9262.39 "Stock spread=2817.62–9738.29, n=3"
 
 # ---- 3. a fork's measurement fields are not configuration ---------------------
 # two.json with the two fields a fork adds to every row (constructed here
@@ -133,7 +165,7 @@ DB=$WORK/f2.db
 expect_code 0 "stock: the jsonl run" imp stock "$F/two.jsonl"
 expect_code 0 "the fork's output without its text field" imp shim "$WORK/fork2.json"
 expect_code 0 "compare: comparable despite avg_ttft_ms and avg_e2e_ms" SB compare variant=stock variant=shim
-check "the fork's F16 pp16 against stock's" has "$WORK/out" "| $A pp16 " "|  9262.39 |  4994.96 |"
+check "the fork's F16 pp16 against stock's" row "$WORK/out" "workload=$A pp16" a_median=9262.39 b_median=4994.96
 expect_code 0 "inspect the fork's output" "$SHIMBENCH" inspect "$WORK/fork2.json"
 grep_in "$WORK/out" "of them measurements, not configuration" "inspect names them"
 grep_in "$WORK/out" "avg_ttft_ms, avg_e2e_ms" "both"
@@ -152,10 +184,14 @@ open(sys.argv[2] + '/guest.jsonl', 'w').write('\n'.join(l.replace('"gpu_info": "
 PY
 DB=$WORK/g.db
 expect_code 0 "import RADV and AMDVLK rows of one target" imp stock "$WORK/drivers.jsonl"
-expect_code 0 "report" SB report
+expect_code 0 "report --wide" SB report --wide
 check "four workloads: two drivers x two tests" test "$(grep -c '^| model not named' "$WORK/out")" = 4
-grep_in "$WORK/out" "gpu_info" "the report names gpu_info as what differs"
-check "every cell holds its own three samples" sh -c "! grep -q 'n=6' '$WORK/out'"
+check "the report names gpu_info as what differs (a column)" has "$WORK/out" "| Workload " "| gpu_info "
+check "every cell holds its own three samples" sh -c "grep -q 'n=3' '$WORK/out' && ! grep -q 'n=6' '$WORK/out'"
+check "RADV pp16: its own three" row "$WORK/out" "Workload=$A (llama.cpp)" Test=pp16 \
+	"gpu_info=AMD Radeon 8060S Graphics (RADV GFX1151)" Stock=9262.39 "Stock spread=2817.62–9738.29, n=3"
+check "AMDVLK pp16: its own three" row "$WORK/out" "Workload=$A (llama.cpp)" Test=pp16 \
+	"gpu_info=AMD Radeon(TM) 8060S Graphics" Stock=9262.39 "Stock spread=2817.62–9738.29, n=3"
 expect_code 0 "inspect counts the same: 2 configurations" "$SHIMBENCH" inspect "$WORK/drivers.jsonl"
 grep_in "$WORK/out" "rows: 4 in 1 block; 2 configurations" "inspect: 2 configurations"
 # a host and its guest name their GPU differently: paired all the same
@@ -163,34 +199,48 @@ DB=$WORK/h.db
 expect_code 0 "host rows" env ROLE=bare-metal "$SHIMBENCH" --db "$DB" import --no-checksums \
 	--set target=host,variant=bare,role=bare-metal "$WORK/host.jsonl"
 expect_code 0 "guest rows" imp stock "$WORK/guest.jsonl"
-expect_code 0 "report host and guest" SB report
-check "one row per test: host and guest cells side by side" python3 -c '
-import sys
-rows = [l for l in open(sys.argv[1]) if l.startswith("| model not named")]
-pp = [l for l in rows if "| pp16 " in l]
-sys.exit(0 if len(rows) == 2 and len(pp) == 1 and
-         pp[0].count("9262.39 (2817.62–9738.29, n=3)") == 2 else 1)' "$WORK/out"
-grep_in "$WORK/out" '`gpu_info=(per target)`' "and the report does not claim one GPU name for both"
-check "neither name is given as every row's" sh -c "! grep -q 'gpu_info=Apple M2 Max' '$WORK/out'"
+expect_code 0 "report host and guest" SB report --wide
+check "one row per test (two rows)" test "$(grep -c '^| model not named' "$WORK/out")" = 2
+check "host and guest cells side by side on the pp16 row" \
+	row "$WORK/out" "Workload=$A (llama.cpp)" Test=pp16 Bare=9262.39 Stock=9262.39 \
+	"Bare spread=2817.62–9738.29, n=3" "Stock spread=2817.62–9738.29, n=3"
+check "and the report does not claim one GPU name for both" \
+	row "$WORK/out" Runtime=llama.cpp Field=gpu_info "Value=(per target)"
+check "neither name is given as every row's" \
+	sh -c "! grep -q 'gpu_info=Apple' '$WORK/out' && ! grep '| gpu_info ' '$WORK/out' | grep -q Apple"
 
 # ---- an old store: schema 5, written by the shimbench before issue 20 ------
 # (fixtures/readers20/store-v5.sqlite3: two.jsonl as stock and two.csv as
 # shim, imported by that shimbench; its configurations then told json
 # false from csv 0, and pooled the two models)
+# (issue 22 §4: a reading command reads it through a copy upgraded in
+# memory, leaves the file as it is and names the upgrade command)
 cp "$F/store-v5.sqlite3" "$WORK/old.db"
-expect_code 3 "a reading command leaves an old store alone" "$SHIMBENCH" --db "$WORK/old.db" report
-grep_in "$WORK/err" "schema version 5; this shimbench reads 9" "and says a writing command upgrades it"
-check "two configurations before the upgrade" test "$(sqlite3 "$WORK/old.db" 'select count(*) from configs')" = 2
+expect_code 0 "a reading command reads an old store" "$SHIMBENCH" --db "$WORK/old.db" report --wide
+cp "$WORK/out" "$WORK/r4"
+grep_in "$WORK/err" "store '$WORK/old.db' has schema version 5 (an earlier shimbench): read through a copy upgraded to 9 in memory, the file unchanged" \
+	"it warns that it read an upgraded copy"
+grep_in "$WORK/err" "\`shimbench --db '$WORK/old.db' upgrade\` upgrades it in place" \
+	"and names the command that upgrades it"
+check "the file is untouched (the same bytes, nothing beside it)" \
+	sh -c "cmp -s '$F/store-v5.sqlite3' '$WORK/old.db' && ! ls '$WORK'/old.db-* >/dev/null 2>&1"
+check "schema 5 and two configurations before the upgrade" \
+	test "$(sqlite3 "$WORK/old.db" 'pragma user_version; select count(*) from configs' | tr '\n' ' ')" = "5 2 "
+check "read as upgraded: stock samples and the csv's mean on one row, per model" \
+	row "$WORK/r4" "Workload=$A (llama.cpp)" Test=pp16 Stock=9262.39 "Stock spread=2817.62–9738.29, n=3" "Shim=avg 3816.67 ± 3030.60 (table, no samples)"
+check "read as upgraded: the other model apart" \
+	row "$WORK/r4" "Workload=$B (llama.cpp)" Test=pp16 Stock=17500.10 "Stock spread=3219.46–18851.70, n=3" "Shim=avg 12277.51 ± 7932.67 (table, no samples)"
 expect_code 0 "a writing command upgrades it (schema 9)" "$SHIMBENCH" --db "$WORK/old.db" import \
 	--no-checksums --set target=guest,variant=other,role=free "$F/two.json"
 check "schema 9" test "$(sqlite3 "$WORK/old.db" 'pragma user_version')" = 9
 check "one configuration now: json false and csv 0 are one" \
 	test "$(sqlite3 "$WORK/old.db" 'select count(distinct config_id) from result_configs')" = 1
-expect_code 0 "report of the upgraded store" "$SHIMBENCH" --db "$WORK/old.db" report
+expect_code 0 "report of the upgraded store" "$SHIMBENCH" --db "$WORK/old.db" report --wide
+check "no warning of an old schema now" sh -c "! grep -q 'schema version' '$WORK/err'"
 check "the old rows: stock samples and the csv's mean on one row, per model" \
-	has "$WORK/out" "| $A (llama.cpp) " "| pp16 " "9262.39 (2817.62–9738.29, n=3)" "avg 3816.67 ± 3030.60 (table, no samples)"
+	row "$WORK/out" "Workload=$A (llama.cpp)" Test=pp16 Stock=9262.39 "Stock spread=2817.62–9738.29, n=3" "Shim=avg 3816.67 ± 3030.60 (table, no samples)"
 check "and the other model apart" \
-	has "$WORK/out" "| $B (llama.cpp) " "| pp16 " "17500.10 (3219.46–18851.70, n=3)"
+	row "$WORK/out" "Workload=$B (llama.cpp)" Test=pp16 Stock=17500.10 "Stock spread=3219.46–18851.70, n=3" "Shim=avg 12277.51 ± 7932.67 (table, no samples)"
 
 # ---- 8. a wrapper's own summary CSV is not llama-bench output ----------------
 # the header a public wrapper script writes for its summary (vb-hw-results.csv:
