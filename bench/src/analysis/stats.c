@@ -3,6 +3,7 @@
 #include "base/util.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,10 +15,89 @@ cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Below this many values qsort beats the radix sort's eight passes. */
+#define RADIX_MIN 256
+
+/*
+ * The radix key of x: unsigned order equals the order of the doubles
+ * (the sign bit flipped for positives, every bit for negatives); -0 has
+ * the key of +0, as cmp_double() takes them as equal.
+ */
+static uint64_t
+radix_key(double x)
+{
+	uint64_t u;
+
+	memcpy(&u, &x, sizeof(u));
+	if (u == UINT64_C(1) << 63)
+		u = 0;
+	return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
+/*
+ * Least-significant-byte radix sort of x[0..n), no NaN among them: one
+ * pass counts all eight bytes, then a stable pass per byte that varies.
+ * Stable, so the result is the one of a stable sort by cmp_double(),
+ * -0 and +0 included (they keep their order).
+ */
+static void
+radix_sort(double *x, size_t n)
+{
+	size_t (*h)[256] = xcalloc(8, sizeof(*h));
+	double *tmp = xmalloc(n * sizeof(double)), *src = x, *dst = tmp, *t;
+	size_t i, sum, c;
+	int b;
+
+	for (i = 0; i < n; i++) {
+		uint64_t k = radix_key(x[i]);
+
+		for (b = 0; b < 8; b++)
+			h[b][(k >> (8 * b)) & 255]++;
+	}
+	for (b = 0; b < 8; b++) {
+		unsigned sh = 8 * (unsigned)b;
+
+		if (h[b][(radix_key(src[0]) >> sh) & 255] == n)
+			continue;          /* every value has this byte */
+		for (c = 0, sum = 0; c < 256; c++) {
+			size_t here = h[b][c];
+
+			h[b][c] = sum;
+			sum += here;
+		}
+		for (i = 0; i < n; i++)
+			dst[h[b][(radix_key(src[i]) >> sh) & 255]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != x)
+		memcpy(x, src, n * sizeof(double));
+	free(tmp);
+	free(h);
+}
+
+/*
+ * qsort with cmp_double() for short arrays and arrays with a NaN (whose
+ * order cmp_double() leaves undefined), the radix sort otherwise: the
+ * same values in the same order as a stable qsort (issue 17: sorting
+ * 300,000 samples a side was a tenth of compare).
+ */
 void
 stats_sort(double *x, size_t n)
 {
-	qsort(x, n, sizeof(double), cmp_double);
+	size_t i;
+
+	if (n < RADIX_MIN) {
+		qsort(x, n, sizeof(double), cmp_double);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (isnan(x[i])) {
+			qsort(x, n, sizeof(double), cmp_double);
+			return;
+		}
+	radix_sort(x, n);
 }
 
 double
