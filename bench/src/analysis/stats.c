@@ -135,6 +135,10 @@ swap2(double *x, size_t i, size_t j)
  * after 2 log2(n) + 8 rounds without convergence the rest is sorted, so
  * the worst case stays O(n log n).
  */
+/* Below this many values an insertion sort selects faster (the
+ * medians of 10 samples of each of 30,000 processes, issue 17). */
+#define SELECT_SORT_MAX 16
+
 double
 stats_select(double *x, size_t n, size_t k)
 {
@@ -142,6 +146,20 @@ stats_select(double *x, size_t n, size_t k)
 
 	if (n == 0 || k >= n)
 		return NAN;
+	if (n <= SELECT_SORT_MAX) {
+		/* the same order statistic (a zero's sign aside: -0 and +0
+		 * are equal, either may be the one returned) */
+		size_t i, j;
+
+		for (i = 1; i < n; i++) {
+			double v = x[i];
+
+			for (j = i; j > 0 && v < x[j - 1]; j--)
+				x[j] = x[j - 1];
+			x[j] = v;
+		}
+		return x[k];
+	}
 	for (size_t m = n; m > 1; m >>= 1)
 		budget += 2;
 	while (hi > lo) {
