@@ -126,7 +126,7 @@ points(const double *x, size_t n)
 	size_t i, r;
 
 	memcpy(s, x, n * sizeof(double));
-	qsort(s, n, sizeof(double), by_value);
+	xqsort(s, n, sizeof(double), by_value);
 	for (i = 0, pre[0] = 0; i < n; i++)
 		pre[i + 1] = pre[i] + s[i];
 	/* rank of x[i]: its place in s, equal values taking the next free */
@@ -249,7 +249,7 @@ cp_edivisive(const double *x, size_t n, size_t min_size, double p_max,
 	rng_seed(&g, seed);
 	segment(x, 0, n, min_size, p_max, perms, &g, out, nout);
 	if (*nout)           /* qsort of NULL is undefined, even of 0 */
-		qsort(*out, *nout, sizeof(**out), by_index);
+		xqsort(*out, *nout, sizeof(**out), by_index);
 	for (i = 0; i < *nout; i++) {
 		size_t next = i + 1 < *nout ? (*out)[i + 1].index : n;
 
@@ -631,7 +631,7 @@ cp_sessions(const struct cp_session *ss, size_t n, double p_max,
 	}
 	seg_sessions(r, 0, kept, p_max, out, nout);
 	if (*nout)           /* qsort of NULL is undefined, even of 0 */
-		qsort(*out, *nout, sizeof(**out), by_index);
+		xqsort(*out, *nout, sizeof(**out), by_index);
 	find_drifts(r, kept, *out, nout);
 	meds = xmalloc((kept ? kept : 1) * sizeof(double));
 	for (i = 0; i < kept; i++)

@@ -371,7 +371,7 @@ boot_side_ranks(struct boot_side *b)
 
 	for (k = 0; k < b->n; k++)
 		all[k] = (struct ranked_at){ b->xs[k], (uint32_t)k };
-	qsort(all, b->n, sizeof(*all), ranked_at_cmp);
+	xqsort(all, b->n, sizeof(*all), ranked_at_cmp);
 	b->sorted = xmalloc((b->n + 1) * sizeof(double));
 	b->rank = xmalloc((b->n + 1) * sizeof(uint32_t));
 	for (k = 0; k < b->n; k++) {

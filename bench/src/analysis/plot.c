@@ -479,7 +479,7 @@ plot_history(const struct plot_history_line *lines, size_t n,
 	xs = history_sessions(lines, n, &nx);
 	if (!nx)
 		return 1;
-	qsort(xs, nx, sizeof(*xs), cmp_i64);
+	xqsort(xs, nx, sizeof(*xs), cmp_i64);
 	/* block 0: the x tics, "#ID DATE" (the first date known) */
 	for (q = 0; q < nx; q++) {
 		const char *date = "";

@@ -70,7 +70,7 @@ sort_unique(int64_t *v, size_t *n)
 
 	if (!*n)
 		return;
-	qsort(v, *n, sizeof(*v), cmp_id);
+	xqsort(v, *n, sizeof(*v), cmp_id);
 	for (i = 1; i < *n; i++)
 		if (v[i] != v[k])
 			v[++k] = v[i];
@@ -119,7 +119,7 @@ unique_keep_first(int64_t *v, size_t *n)
 		ip[i].id = v[i];
 		ip[i].pos = i;
 	}
-	qsort(ip, *n, sizeof(*ip), cmp_id_pos);
+	xqsort(ip, *n, sizeof(*ip), cmp_id_pos);
 	for (i = 1; i < *n; i++)
 		if (ip[i].id == ip[i - 1].id)
 			drop[ip[i].pos] = 1;
@@ -338,7 +338,8 @@ add_session(struct store *s, struct provenance *p, int64_t sid,
 	ps->id = sid;
 	ps->kind = xstrdup(rc && rec.kind ? rec.kind : "");
 	ps->label = xstrdup(rc && rec.label ? rec.label : "");
-	ps->status = xstrdup(rc && rec.status ? rec.status : "");
+	ps->status = xstrdup(rc && rec.status ?
+			     store_session_shown_status(s, sid, rec.status) : "");
 	ps->source = xstrdup(rc && rec.source ? rec.source : "");
 	ps->stored_at = xstrdup(rc && rec.started_at ? rec.started_at : "");
 	ps->tampered = rc && rec.tampered;
@@ -502,7 +503,7 @@ provenance_from_results(struct store *s, const struct store_result *rows,
 			builds[nb].id = rows[i].environment_id;
 			builds[nb++].pos = i;
 		}
-	qsort(builds, nb, sizeof(*builds), cmp_id_pos);
+	xqsort(builds, nb, sizeof(*builds), cmp_id_pos);
 	for (i = 0, k = 0; i < nb; i++)
 		if (!k || builds[i].id != builds[k - 1].id)
 			builds[k++] = builds[i];
@@ -512,7 +513,7 @@ provenance_from_results(struct store *s, const struct store_result *rows,
 		byses[i].id = f[i].session_id;
 		byses[i].pos = i;
 	}
-	qsort(byses, nruns, sizeof(*byses), cmp_id_pos);
+	xqsort(byses, nruns, sizeof(*byses), cmp_id_pos);
 	sub = xcalloc(nruns + 1, sizeof(*sub));
 	for (i = 0, k = 0; i < nsessions; i++) {
 		size_t nsub = 0;

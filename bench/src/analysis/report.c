@@ -743,7 +743,7 @@ report_build_tx(struct store *s, const struct selection *sel,
 			stats_summary(w->others[j].ts, w->others[j].n,
 				      &w->others[j].sum);
 	}
-	qsort(out->w, out->n, sizeof(*out->w), cmp_workload);
+	xqsort(out->w, out->n, sizeof(*out->w), cmp_workload);
 	name_configs(out);
 	warn_workloads(out);
 	return 0;

@@ -93,7 +93,7 @@ stats_sort(double *x, size_t n)
 
 	for (i = 0; i < n; i++)
 		if (isnan(x[i])) {
-			qsort(x, n, sizeof(double), cmp_double);
+			xqsort(x, n, sizeof(double), cmp_double);
 			return;
 		}
 	if (n <= SORT_INSERTION_MAX) {
@@ -108,7 +108,7 @@ stats_sort(double *x, size_t n)
 			x[j] = v;
 		}
 	} else if (n < RADIX_MIN) {
-		qsort(x, n, sizeof(double), cmp_double);
+		xqsort(x, n, sizeof(double), cmp_double);
 	} else {
 		radix_sort(x, n);
 	}

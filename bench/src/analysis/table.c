@@ -68,28 +68,60 @@ width(const char *s)
 	return w;
 }
 
+/*
+ * A cell as Markdown shows it: '|' escaped as "\|", a newline as a
+ * space, any other control character (ESC, a carriage return, DEL) as
+ * "\xNN", so a label never reaches a file, or a terminal showing it,
+ * raw (issue 21 §5).
+ */
+static void
+md_text(struct buf *out, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '|')
+			buf_adds(out, "\\|");
+		else if (c == '\n')
+			buf_addch(out, ' ');
+		else if (c < 0x20 || c == 0x7f)
+			buf_addf(out, "\\x%02x", c);
+		else
+			buf_addch(out, (char)c);
+	}
+}
+
 static void
 md_cell(struct buf *out, const char *s, size_t w, int right)
 {
-	size_t pad = w - width(s), i;
-	const char *p;
+	struct buf t = BUF_INIT;
+	size_t pad, i;
 
+	md_text(&t, s);
+	pad = w > width(t.buf) ? w - width(t.buf) : 0;
 	buf_addch(out, ' ');
 	if (right)
 		for (i = 0; i < pad; i++)
 			buf_addch(out, ' ');
-	for (p = s; *p; p++) {
-		if (*p == '|')
-			buf_adds(out, "\\|");
-		else if (*p == '\n')
-			buf_addch(out, ' ');
-		else
-			buf_addch(out, *p);
-	}
+	buf_add(out, t.buf, t.len);
 	if (!right)
 		for (i = 0; i < pad; i++)
 			buf_addch(out, ' ');
 	buf_adds(out, " |");
+	buf_release(&t);
+}
+
+/* The width of a cell as md_text() writes it. */
+static size_t
+md_width(const char *s)
+{
+	struct buf t = BUF_INIT;
+	size_t w;
+
+	md_text(&t, s);
+	w = width(t.buf);
+	buf_release(&t);
+	return w;
 }
 
 void
@@ -98,15 +130,12 @@ table_render_md(const struct table *t, struct buf *out)
 	size_t *w = xcalloc(t->ncols, sizeof(size_t)), r, c, i;
 
 	for (c = 0; c < t->ncols; c++) {
-		w[c] = width(t->head[c]);
+		w[c] = md_width(t->head[c]);
 		if (w[c] < 3)
 			w[c] = 3;
 		for (r = 0; r < t->nrows; r++) {
-			/* '|' is escaped as "\|": one more column each. */
-			size_t cw = width(t->cells[r][c]);
-			const char *p;
-			for (p = t->cells[r][c]; *p; p++)
-				cw += *p == '|';
+			size_t cw = md_width(t->cells[r][c]);
+
 			if (cw > w[c])
 				w[c] = cw;
 		}
@@ -125,15 +154,8 @@ table_render_md(const struct table *t, struct buf *out)
 	buf_addch(out, '\n');
 	for (r = 0; r < t->nrows; r++) {
 		buf_addch(out, '|');
-		for (c = 0; c < t->ncols; c++) {
-			/* Width counts the escapes; pad the raw text less. */
-			const char *p;
-			size_t extra = 0;
-			for (p = t->cells[r][c]; *p; p++)
-				extra += *p == '|';
-			md_cell(out, t->cells[r][c], w[c] - extra,
-				t->numeric[c]);
-		}
+		for (c = 0; c < t->ncols; c++)
+			md_cell(out, t->cells[r][c], w[c], t->numeric[c]);
 		buf_addch(out, '\n');
 	}
 	free(w);
@@ -151,12 +173,33 @@ csv_formula(const char *s)
 	return s[0] && strchr("=+-@\t\r", s[0]) && parse_double(s, &v) < 0;
 }
 
+/* A control character CSV must not carry raw: not a tab or newline. */
+static int
+csv_control(unsigned char c)
+{
+	return (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f;
+}
+
+static int
+has_control(const char *s)
+{
+	for (; *s; s++)
+		if (csv_control((unsigned char)*s))
+			return 1;
+	return 0;
+}
+
+/*
+ * A CSV field (RFC 4180 quoting); a control character other than a tab
+ * or a newline (ESC, CR, DEL) is written as "\xNN", never raw (issue 21
+ * §5): a file shown with cat must not move the cursor or recolour.
+ */
 static void
 csv_cell(struct buf *out, const char *s)
 {
 	int formula = csv_formula(s);
 
-	if (!formula && !strpbrk(s, ",\"\r\n")) {
+	if (!formula && !strpbrk(s, ",\"\r\n") && !has_control(s)) {
 		buf_adds(out, s);
 		return;
 	}
@@ -164,9 +207,14 @@ csv_cell(struct buf *out, const char *s)
 	if (formula)
 		buf_addch(out, '\'');   /* shown as text, never run */
 	for (; *s; s++) {
-		if (*s == '"')
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"')
 			buf_addch(out, '"');
-		buf_addch(out, *s);
+		if (csv_control(c))
+			buf_addf(out, "\\x%02x", c);
+		else
+			buf_addch(out, (char)c);
 	}
 	buf_addch(out, '"');
 }

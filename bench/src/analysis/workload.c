@@ -270,7 +270,7 @@ workload_varying_keys(const struct store_config *const *cfg, size_t n)
 			if (differs)
 				keys = strv_push(keys, &nk, xstrdup(key));
 		}
-	qsort(keys, nk, sizeof(char *), cmp_str);
+	xqsort(keys, nk, sizeof(char *), cmp_str);
 	return keys;
 }
 
@@ -315,7 +315,7 @@ variant_set(const struct store_result *r, size_t n, size_t *count)
 		v = xrealloc(v, (nv + 1) * sizeof(*v));
 		v[nv++] = k;
 	}
-	qsort(v, nv, sizeof(char *), cmp_str);
+	xqsort(v, nv, sizeof(char *), cmp_str);
 	for (i = 0; i < nv; i++) {
 		buf_addf(&b, "%s%s", i ? ", " : "", v[i]);
 		free(v[i]);
@@ -942,7 +942,7 @@ workload_series(struct store *s, const struct store_result *rows, size_t n,
 				 *words ? " (" : "", words, *words ? ")" : "",
 				 x->base ? x->base : "-");
 		free(words);
-		qsort(x->p, x->np, sizeof(*x->p), cmp_point);
+		xqsort(x->p, x->np, sizeof(*x->p), cmp_point);
 	}
 	strv_free(vary);
 	free(cfg);

@@ -243,15 +243,31 @@ write_stream(int fd, const char *what, const void *data, size_t len)
 	return ret;
 }
 
-/* Writes through an existing FIFO, character device or terminal. */
+/*
+ * Writes through an existing FIFO, character device or terminal. Opened
+ * without blocking: a FIFO nobody reads would otherwise hang the command
+ * forever in open(); with no reader it is refused (ENXIO). Once open,
+ * writes block as usual (the reader sets the pace).
+ */
 static int
 write_through(const char *path, const void *data, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC), ret;
+	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK), ret;
+	int flags;
 
+	if (fd < 0 && errno == ENXIO)
+		return error("'%s' is a FIFO that nobody reads; start its "
+			     "reader first (or write to a file, or '-' for "
+			     "stdout)", path);
 	if (fd < 0)
 		return error("cannot open '%s' for writing: %s", path,
 			     strerror(errno));
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		ret = error("cannot write '%s': %s", path, strerror(errno));
+		close(fd);
+		return ret;
+	}
 	ret = write_stream(fd, path, data, len);
 	if (close(fd) < 0 && ret == 0 && errno != EINTR)
 		ret = error("cannot write '%s': %s", path, strerror(errno));
@@ -325,7 +341,8 @@ write_file_atomic(const char *path, const void *data, size_t len)
 		return error("an empty output path");
 	if (check_protected(path) < 0)
 		return -1;
-	if ((fd = own_fd(path)) >= 0) {
+	fd = !strcmp(path, "-") ? 1 : own_fd(path);
+	if (fd >= 0) {
 		if (fd == 1)
 			fflush(stdout);
 		return write_stream(fd, path, data, len);
@@ -355,6 +372,63 @@ write_file_atomic(const char *path, const void *data, size_t len)
 	}
 	free(real);
 	return ret;
+}
+
+/* 1 for ".NAME.XXXXXX" as replace_file()'s mkstemp() names it. */
+static int
+is_write_temp(const char *name)
+{
+	size_t n = strlen(name), i;
+
+	if (n < 9 || name[0] != '.' || name[n - 7] != '.')
+		return 0;
+	for (i = n - 6; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9')))
+			return 0;
+	return 1;
+}
+
+static int
+remove_temps_in(const char *dir, int depth)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *e;
+	int ret = 0;
+
+	if (!dh)
+		return errno == ENOENT || errno == ENOTDIR ? 0 :
+			error("cannot open '%s': %s", dir, strerror(errno));
+	while ((e = readdir(dh))) {
+		char *path;
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		path = xstrfmt("%s/%s", dir, e->d_name);
+		if (lstat(path, &st) < 0) {
+			free(path);
+			continue;
+		}
+		if (S_ISDIR(st.st_mode) && depth < 4) {
+			if (remove_temps_in(path, depth + 1) < 0)
+				ret = -1;
+		} else if (S_ISREG(st.st_mode) && is_write_temp(e->d_name) &&
+			   unlink(path) < 0) {
+			ret = error("cannot remove '%s': %s", path,
+				    strerror(errno));
+		}
+		free(path);
+	}
+	closedir(dh);
+	return ret;
+}
+
+int
+remove_write_temps(const char *dir)
+{
+	return remove_temps_in(dir, 0);
 }
 
 int
@@ -502,7 +576,7 @@ guard_close(void *cookie)
 
 	if (g->pending)
 		(void)write_all(g->fd, "the terminal", "\xc2", 1);
-	free(g);
+	g->pending = 0;
 	return 0;
 }
 
@@ -518,13 +592,18 @@ guard_write_bsd(void *cookie, const char *data, int len)
 FILE *
 term_guard(FILE *fp)
 {
+	/* Static: the guarded streams live until exit, which does not close
+	 * them (a malloc'd cookie was a leak LeakSanitizer reported). */
+	static struct term_guard slots[4];
+	static size_t nslots;
 	struct term_guard *g;
 	FILE *guarded = NULL;
 
-	if (!isatty(fileno(fp)))
+	if (!isatty(fileno(fp)) || nslots == ARRAY_SIZE(slots))
 		return fp;
 	fflush(fp);
-	g = xcalloc(1, sizeof(*g));
+	g = &slots[nslots++];
+	memset(g, 0, sizeof(*g));
 	g->fd = fileno(fp);
 #if defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || \
 	defined(__NetBSD__)
@@ -537,7 +616,7 @@ term_guard(FILE *fp)
 	}
 #endif
 	if (!guarded) {
-		free(g);
+		nslots--;
 		return fp;
 	}
 	setvbuf(guarded, NULL, _IOLBF, 0);

@@ -19,15 +19,24 @@
  *  - a symbolic link: followed to where it ends, and that file is
  *    replaced in its own directory (the link stays a link);
  *  - a FIFO, character device or terminal (/dev/null, /dev/tty): written
- *    through, never replaced, whoever runs it;
- *  - /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: written to
- *    that descriptor of this process;
+ *    through, never replaced, whoever runs it; a FIFO with no reader is
+ *    refused at once (opened non-blocking: ENXIO), never waited for;
+ *  - "-", /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: written
+ *    to that descriptor of this process ("-" is stdout, as everywhere);
  *  - either of the last two on a terminal: control characters shown as
  *    escapes (buf_add_term_safe()), never sent raw;
  *  - a directory, block device or socket: refused;
  *  - a file registered with files_protect() (the store): refused.
  */
 int write_file_atomic(const char *path, const void *data, size_t len);
+/*
+ * Removes from dir and its subdirectories (runs/, charts/; links not
+ * followed) the temporary files write_file_atomic() makes beside
+ * the file it replaces (".NAME.XXXXXX", six letters or digits) that a
+ * killed writer left behind. Call it only on a directory this command
+ * owns (export --force). A missing dir is fine. 0, or -1 after error().
+ */
+int remove_write_temps(const char *dir);
 /*
  * Registers path, and its "-wal", "-shm", "-journal" and "-verified"
  * side files, as files no write_file_atomic() may touch; what names it

@@ -553,7 +553,7 @@ json_check_unique(const struct json *obj, const char *path)
 	keys = xcalloc(json_size(obj) + 1, sizeof(char *));
 	JSON_FOR_EACH(it, obj)
 		keys[n++] = json_key(it);
-	qsort(keys, n, sizeof(char *), cmp_key);
+	xqsort(keys, n, sizeof(char *), cmp_key);
 	for (i = 1; i < n; i++)
 		if (!strcmp(keys[i - 1], keys[i])) {
 			ret = error("%s: key '%s' appears twice", path, keys[i]);

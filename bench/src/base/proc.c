@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 extern char **environ;
 
@@ -200,13 +204,22 @@ exec_plan_init(struct exec_plan *x, const struct proc *p, char **env)
  */
 static void
 child_exec(const struct proc *p, const struct exec_plan *x, int out_w,
-	   int err_w, int notify_w, char **env)
+	   int err_w, int in_r, int notify_w, char **env, pid_t parent)
 {
 	struct sigaction sa;
 	sigset_t none;
 	int fd;
 
 	setpgid(0, 0);
+#ifdef __linux__
+	/* Dies with the parent; a parent already gone is not waited for. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(notify_w, 2, errno);
+	if (getppid() != parent)
+		_exit(126);
+#else
+	(void)parent;
+#endif
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	sigemptyset(&sa.sa_mask);
@@ -217,7 +230,7 @@ child_exec(const struct proc *p, const struct exec_plan *x, int out_w,
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
-	fd = open("/dev/null", O_RDONLY);
+	fd = in_r >= 0 ? in_r : open("/dev/null", O_RDONLY);
 	if (fd < 0 || dup2(fd, 0) < 0)
 		child_fail(notify_w, 2, errno);
 	if (fd > 2)
@@ -237,6 +250,89 @@ child_exec(const struct proc *p, const struct exec_plan *x, int out_w,
 	child_fail(notify_w, 0, errno);
 }
 
+/*
+ * The guard (proc.h): holds nothing of ours but the read end of its pipe;
+ * the "done" byte lets it go quietly, end of file (we died) makes it stop
+ * the child's group. Never returns.
+ */
+static void
+guard_run(int fd, pid_t pgid)
+{
+	struct sigaction sa;
+	struct timespec nap = { 0, 100000000L };
+	char c;
+	ssize_t r;
+	int i, nul;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	/* a ^C to the terminal's group must not kill the guard first */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	nul = open("/dev/null", O_RDWR);
+	if (nul >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(nul, 2);
+	}
+	for (i = 3; i < 1024; i++)
+		if (i != fd)
+			close(i);
+	do
+		r = read(fd, &c, 1);
+	while (r < 0 && errno == EINTR);
+	if (r == 1)
+		_exit(0);
+	kill(-pgid, SIGTERM);
+	for (i = 0; i < 10 && kill(-pgid, 0) == 0; i++)
+		nanosleep(&nap, NULL);
+	kill(-pgid, SIGKILL);
+	_exit(0);
+}
+
+/* Forks the guard of p's group; 0, or -1 after error(). */
+static int
+guard_start(struct proc *p)
+{
+	int g[2];
+
+	if (make_pipe(g) < 0)
+		return error("cannot create pipe: %s", strerror(errno));
+	p->guard_pid = fork();
+	if (p->guard_pid < 0) {
+		close(g[0]);
+		close(g[1]);
+		return error("cannot fork the guard of '%s': %s", p->argv[0],
+			     strerror(errno));
+	}
+	if (p->guard_pid == 0)
+		guard_run(g[0], p->pid);
+	close(g[0]);
+	p->guard_fd = g[1];
+	return 0;
+}
+
+/* Lets the guard go (the child was reaped) and reaps it. */
+static void
+guard_stop(struct proc *p)
+{
+	ssize_t r;
+
+	if (p->guard_fd >= 0) {
+		do
+			r = write(p->guard_fd, "d", 1);
+		while (r < 0 && errno == EINTR);
+		close_fd(&p->guard_fd);
+	}
+	if (p->guard_pid > 0)
+		while (waitpid(p->guard_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	p->guard_pid = -1;
+}
+
 static int
 open_output(const char *path, int *fd)
 {
@@ -252,6 +348,8 @@ int
 proc_start(struct proc *p)
 {
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, notify[2] = { -1, -1 };
+	int in[2] = { -1, -1 };
+	pid_t parent = getpid();
 	char **env = NULL;
 	struct exec_plan x = { NULL, 0, NULL };
 	struct notify n;
@@ -263,7 +361,8 @@ proc_start(struct proc *p)
 	if (open_output(p->stdout_path, &p->out_file) < 0 ||
 	    open_output(p->stderr_path, &p->err_file) < 0)
 		goto cleanup;
-	if (make_pipe(out) < 0 || make_pipe(err) < 0 || make_pipe(notify) < 0) {
+	if (make_pipe(out) < 0 || make_pipe(err) < 0 || make_pipe(notify) < 0 ||
+	    (p->hold_stdin && make_pipe(in) < 0)) {
 		error("cannot create pipe: %s", strerror(errno));
 		goto cleanup;
 	}
@@ -277,13 +376,17 @@ proc_start(struct proc *p)
 		goto cleanup;
 	}
 	if (p->pid == 0)
-		child_exec(p, &x, out[1], err[1], notify[1], env);
+		child_exec(p, &x, out[1], err[1], in[0], notify[1], env,
+			   parent);
 
 	/* Both sides set the group, so no kill() can miss it. */
 	setpgid(p->pid, p->pid);
 	close_fd(&out[1]);
 	close_fd(&err[1]);
 	close_fd(&notify[1]);
+	close_fd(&in[0]);
+	p->in_fd = in[1];
+	in[1] = -1;
 	p->out_fd = out[0];
 	p->err_fd = err[0];
 	out[0] = err[0] = -1;
@@ -311,10 +414,25 @@ proc_start(struct proc *p)
 			      strerror(n.err));
 		close_fd(&p->out_fd);
 		close_fd(&p->err_fd);
+		close_fd(&p->in_fd);
+		goto cleanup;
+	}
+	if (guard_start(p) < 0) {
+		int status;
+
+		kill(-p->pid, SIGKILL);
+		while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		p->pid = -1;
+		close_fd(&p->out_fd);
+		close_fd(&p->err_fd);
+		close_fd(&p->in_fd);
 		goto cleanup;
 	}
 	ret = 0;
 cleanup:
+	close_fd(&in[0]);
+	close_fd(&in[1]);
 	close_fd(&out[0]);
 	close_fd(&out[1]);
 	close_fd(&err[0]);
@@ -532,6 +650,8 @@ proc_finish(struct proc *p)
 		}
 	}
 	p->pid = -1;
+	guard_stop(p);
+	close_fd(&p->in_fd);
 	if (p->out_file >= 0 && close(p->out_file) < 0 && !out_wfail)
 		ret = error("cannot write '%s': %s", p->stdout_path,
 			    strerror(errno));
@@ -559,6 +679,8 @@ proc_release(struct proc *p)
 	close_fd(&p->err_fd);
 	close_fd(&p->out_file);
 	close_fd(&p->err_file);
+	close_fd(&p->in_fd);
+	guard_stop(p);
 }
 
 void

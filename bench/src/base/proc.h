@@ -9,7 +9,17 @@
  * The child is executed like execvp() (never through a shell): argv[0]
  * is found with path_search() (base/files.h) in the child's own PATH,
  * the lookup doctor and the tool finder use too. It runs in its own
- * process group, with stdin from /dev/null. Its stdout and stderr are
+ * process group, with stdin from /dev/null (or, with hold_stdin, from a
+ * pipe this process holds open until the child is reaped and never
+ * writes: a remote wrapper watches it, so the far side ends when this
+ * process does; transport.h).
+ *
+ * Children die with this process, however it ends (kill -9 included):
+ * on Linux the child has PR_SET_PDEATHSIG (SIGKILL); everywhere a small
+ * guard process, forked beside the child, waits on a pipe from this
+ * process and, when that pipe closes without the "done" byte proc_finish()
+ * sends (this process died), kills the child's whole group (SIGTERM, then
+ * SIGKILL a second later). The guard holds none of our descriptors. Its stdout and stderr are
  * drained together with poll() so neither pipe can fill and deadlock; each
  * is written, as it streams, to its file (no size limit) and copied into a
  * buffer capped at mem_cap bytes. A timeout sends SIGTERM to the whole
@@ -48,6 +58,7 @@ struct proc {
 	const char *stdout_path;     /* file to stream stdout into, or NULL */
 	const char *stderr_path;     /* file to stream stderr into, or NULL */
 	size_t mem_cap;              /* cap of each copy; 0: PROC_DEFAULT_MEM_CAP */
+	int hold_stdin;              /* stdin: a pipe held open (see above) */
 	void (*tick)(void *ctx);     /* called about once a second while the
 					child runs (progress), or NULL */
 	void *tick_ctx;
@@ -69,11 +80,15 @@ struct proc {
 	pid_t pid;
 	int out_fd, err_fd;          /* read ends of the pipes */
 	int out_file, err_file;      /* the output files */
+	int in_fd;                   /* write end of the held stdin */
+	int guard_fd;                /* write end of the guard's pipe */
+	pid_t guard_pid;
 	double started;
 };
 
 #define PROC_INIT { .out = BUF_INIT, .err = BUF_INIT, .exit_code = -1, \
-	.pid = -1, .out_fd = -1, .err_fd = -1, .out_file = -1, .err_file = -1 }
+	.pid = -1, .out_fd = -1, .err_fd = -1, .out_file = -1, .err_file = -1, \
+	.in_fd = -1, .guard_fd = -1, .guard_pid = -1 }
 
 /*
  * Opens the output files and spawns the child. Waits only until the exec

@@ -275,6 +275,14 @@ xcalloc(size_t n, size_t size)
 	return p;
 }
 
+void
+xqsort(void *base, size_t n, size_t size,
+       int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 void *
 xrealloc(void *p, size_t n)
 {

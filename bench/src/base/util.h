@@ -91,6 +91,14 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * qsort() that accepts an empty array whose pointer is NULL (passing
+ * NULL to qsort() is undefined even for 0 elements; UBSan reports it):
+ * every sort in bench/src goes through it.
+ */
+void xqsort(void *base, size_t n, size_t size,
+	    int (*cmp)(const void *, const void *));
+
 /* Parses a whole decimal integer / double; 0 on success, -1 otherwise. */
 int parse_long(const char *s, long *out);
 int parse_double(const char *s, double *out);

@@ -95,6 +95,7 @@ struct cmd_run_args {
 	const char *seq_baseline, *seq_json;   /* NULL baseline: auto */
 	long seq_cap;
 	double seq_threshold, seq_alpha;       /* percent; one-sided */
+	long resume;              /* > 0: the session to resume */
 };
 int cmd_run_plan(struct cmd_ctx *ctx, const char *plan_path,
 		 const struct cmd_run_args *a);

@@ -179,14 +179,24 @@ cmd_dispatch(int argc, char **argv, struct cmd_ctx *ctx)
 	return sub->fn(argc - 1, argv + 1, ctx);
 }
 
+/* Why there is no store at the --db path: a directory, or nothing. */
+static int
+no_store(const struct cmd_ctx *ctx)
+{
+	if (dir_exists(ctx->db_path))
+		return error("'%s' is a directory, not a store: --db names the "
+			     "store's file (e.g. '%s/shimbench.db')",
+			     ctx->db_path, ctx->db_path);
+	return error("no store at '%s'; run `shimbench import` or "
+		     "`shimbench run` first (or give --db)", ctx->db_path);
+}
+
 int
 cmd_open_existing_store(const struct cmd_ctx *ctx, struct store **s)
 {
 	*s = NULL;
 	if (!file_exists(ctx->db_path))
-		return error("no store at '%s'; run `shimbench import` or "
-			     "`shimbench run` first (or give --db)",
-			     ctx->db_path);
+		return no_store(ctx);
 	return store_open(s, ctx->db_path);
 }
 
@@ -195,9 +205,7 @@ cmd_open_store_readonly(const struct cmd_ctx *ctx, struct store **s)
 {
 	*s = NULL;
 	if (!file_exists(ctx->db_path))
-		return error("no store at '%s'; run `shimbench import` or "
-			     "`shimbench run` first (or give --db)",
-			     ctx->db_path);
+		return no_store(ctx);
 	if (store_open_readonly(s, ctx->db_path) < 0)
 		return -1;
 	if (store_verify(*s) < 0) {

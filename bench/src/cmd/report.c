@@ -155,7 +155,7 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 			ret = EXIT_ENV;
 			goto cleanup;
 		}
-		if (!ctx->quiet)
+		if (!ctx->quiet && strcmp(o.output, "-"))
 			fprintf(stderr, "wrote '%s'\n", o.output);
 	} else {
 		fwrite(out.buf, 1, out.len, stdout);

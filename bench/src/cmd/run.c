@@ -4,6 +4,7 @@
 #include "run/plan.h"
 #include "run/session.h"
 #include "evidence/bundle.h"
+#include "evidence/runrec.h"
 #include "evidence/store.h"
 #include "base/files.h"
 #include "base/util.h"
@@ -45,6 +46,9 @@ static const struct opt run_cli_opts[] = {
 	      "--until-decided: error rate of each claim (default 0.005)"),
 	OPT_S("json", 0, RO, seq_json, "FILE",
 	      "--until-decided: the sequential verdict as JSON"),
+	OPT_I("resume", 0, RO, resume, "SESSION", 1, 9.2e18,
+	      "finish an abandoned or interrupted session (PLAN: the one it "
+	      "recorded when not given)"),
 	OPT_END
 };
 #undef RO
@@ -115,6 +119,10 @@ cmd_run_plan(struct cmd_ctx *ctx, const char *plan_path,
 
 	if (plan_load(plan_path, a->models_dir, &plan) < 0)
 		return EXIT_USAGE;
+	/* the bundles of runs killed before theirs settled (issue 21 §1) */
+	if (!a->bundle && bundle_clean_dead("evidence") > 0 && !ctx->quiet)
+		fprintf(stderr, "removed the bundle directories of dead runs "
+			"in 'evidence'\n");
 	if (!a->bundle && !(tmp_dir = bundle_tmpdir("evidence"))) {
 		ret = EXIT_ENV;
 		goto cleanup;
@@ -147,6 +155,69 @@ cleanup:
 	return ret;
 }
 
+/* ---- --resume ---------------------------------------------------------------------- */
+
+/*
+ * run --resume SESSION [PLAN]: the plan given, else the one the session
+ * recorded, through run_resume(); the bundle as for a new run (its files
+ * come from the store, the runs before the resume included).
+ */
+static int
+cmd_run_resume(struct cmd_ctx *ctx, const char *plan_path,
+	       const struct cmd_run_args *a)
+{
+	struct cmd_progress pg = { ctx->quiet, isatty(2) };
+	struct run_opts ro = { 0 };
+	struct run_summary sum = { 0 };
+	struct session_rec sr = { 0 };
+	struct plan plan = { 0 };
+	struct store *s = NULL;
+	char *tmp_dir = NULL;
+	int rc, ret = EXIT_ENV;
+
+	if (cmd_open_existing_store(ctx, &s) < 0)
+		goto cleanup;
+	rc = store_session_get(s, a->resume, &sr);
+	if (rc <= 0) {
+		if (rc == 0)
+			error("store '%s' has no session %ld", ctx->db_path,
+			      a->resume);
+		ret = rc == 0 ? EXIT_USAGE : EXIT_ENV;
+		goto cleanup;
+	}
+	if (!plan_path && !(plan_path = sr.source)) {
+		ret = cmd_usage_error(ctx, "session %ld recorded no plan file; "
+				      "give PLAN", a->resume);
+		goto cleanup;
+	}
+	if (plan_load(plan_path, a->models_dir, &plan) < 0) {
+		ret = EXIT_USAGE;
+		goto cleanup;
+	}
+	if (!a->bundle) {
+		bundle_clean_dead("evidence");
+		if (!(tmp_dir = bundle_tmpdir("evidence")))
+			goto cleanup;
+	}
+	ro.source = plan_path;
+	ro.bundle_dir = a->bundle ? a->bundle : tmp_dir;
+	ro.strict = a->strict;
+	ro.progress = cmd_run_progress;
+	ro.progress_ctx = &pg;
+	rc = run_resume(s, &plan, &ro, a->resume, &sum);
+	ret = sum.session_id ? conclude(ctx, s, &sum, tmp_dir, ro.bundle_dir,
+					a->force, rc) : exit_of(rc);
+cleanup:
+	if (tmp_dir && !sum.session_id)
+		rmdir(tmp_dir);
+	run_summary_release(&sum);
+	rec_release(sessionrec_fields, sessionrec_nfields, &sr);
+	store_close(s);
+	plan_free(&plan);
+	free(tmp_dir);
+	return ret;
+}
+
 static int
 run_main(int argc, char **argv, struct cmd_ctx *ctx)
 {
@@ -164,6 +235,14 @@ run_main(int argc, char **argv, struct cmd_ctx *ctx)
 	else if (o.bundle && !o.force && dir_is_empty(o.bundle) != 1)
 		ret = cmd_usage_error(ctx, "bundle directory '%s' is not empty; "
 				      "give a new one (or --force)", o.bundle);
+	else if (o.resume > 0 && o.until_decided)
+		ret = cmd_usage_error(ctx, "--resume finishes a session as it "
+				      "was planned; --until-decided goes with a "
+				      "new run");
+	else if (o.resume > 0)
+		ret = cmd_run_resume(ctx, nargs ? args[0] : NULL, &o);
+	else if (!nargs)
+		ret = cmd_usage_error(ctx, "give PLAN");
 	else if ((o.seq_baseline || o.seq_json) && !o.until_decided)
 		ret = cmd_usage_error(ctx, "--baseline and --json go with "
 				      "--until-decided");
@@ -188,7 +267,9 @@ const struct command cmd_run = {
 		"[--models-dir DIR] [--label TEXT]\n"
 		"                      [--until-decided [--baseline SEL|auto] "
 		"[--cap N] [--threshold PCT]\n"
-		"                      [--alpha A] [--json FILE]] PLAN",
+		"                      [--alpha A] [--json FILE]] PLAN\n"
+		"       shimbench run --resume SESSION [--bundle DIR [--force]] "
+		"[PLAN]",
 	.description =
 		"Runs a plan (JSON, see docs/plans.md): for every model, variant and\n"
 		"process, llama-bench with the plan's arguments and `-o jsonl`, with\n"
@@ -197,7 +278,14 @@ const struct command cmd_run = {
 		"runs, fingerprints each target, verifies expected capability\n"
 		"markers, stores every process in one transaction, writes an\n"
 		"evidence bundle and prints the report (also with --quiet, which\n"
-		"only silences the progress).\n",
+		"only silences the progress).\n"
+		"\n"
+		"A session whose process was killed shows as `abandoned` in\n"
+		"`sessions`. --resume SESSION finishes it, or an interrupted one,\n"
+		"into the same session with the same seed and order: the processes\n"
+		"not stored yet run, then the bundle is written. It refuses, saying\n"
+		"why, when the plan, a model's SHA-256 or a target's llama-bench,\n"
+		"hardware or OS build changed, or when the session still runs.\n",
 	.opts = run_cli_opts,
 	.epilogue =
 		"exit: 0 every run ok and verified; 1 a run failed, crashed, timed\n"
@@ -207,6 +295,6 @@ const struct command cmd_run = {
 		"interrupted (completed runs are kept). --until-decided: 0 every\n"
 		"workload passed, 1 a regression or a round's run failed, 3 no\n"
 		"baseline or nothing comparable, 4 undecided at the cap.\n",
-	.min_args = 1,
+	.min_args = 0,
 	.max_args = 1,
 };

@@ -11,7 +11,9 @@
 #include "base/files.h"
 #include "base/util.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,7 +126,7 @@ bundle_content_hash(const struct session_data *d, char hex[65])
 		json_quote(&b, stored_value(r->runtime, "runtime"));
 		lines[n++] = buf_detach(&b, NULL);
 	}
-	qsort(lines, n, sizeof(char *), cmp_str);
+	xqsort(lines, n, sizeof(char *), cmp_str);
 	buf_adds(&all, "shimbench content 1\n");
 	for (i = 0; i < n; i++) {
 		buf_adds(&all, lines[i]);
@@ -139,14 +141,34 @@ bundle_content_hash(const struct session_data *d, char hex[65])
 
 /* ---- where run bundles go ------------------------------------------------- */
 
+/* This host's name as a temp directory may hold it: [A-Za-z0-9.] */
+static void
+host_tag(char *out, size_t size)
+{
+	char host[256];
+	size_t i, n = 0;
+
+	if (gethostname(host, sizeof(host)) < 0 || !*host)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	for (i = 0; host[i] && n + 1 < size && n < 40; i++) {
+		char c = host[i];
+
+		out[n++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			   (c >= '0' && c <= '9') || c == '.' ? c : '_';
+	}
+	out[n] = '\0';
+}
+
 char *
 bundle_tmpdir(const char *parent)
 {
-	char *tmpl;
+	char *tmpl, host[48];
 
 	if (mkdir_p(parent) < 0)
 		return NULL;
-	tmpl = xstrfmt("%s/.run-XXXXXX", parent);
+	host_tag(host, sizeof(host));
+	tmpl = xstrfmt("%s/.run-%s-%ld-XXXXXX", parent, host, (long)getpid());
 	if (!mkdtemp(tmpl)) {
 		error("cannot create a directory in '%s': %s", parent,
 		      strerror(errno));
@@ -154,6 +176,70 @@ bundle_tmpdir(const char *parent)
 		return NULL;
 	}
 	return tmpl;
+}
+
+/* Removes dir and everything in it (no links followed); 0 or -1. */
+static int
+remove_tree(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *e;
+	int ret = 0;
+
+	if (!dh)
+		return -1;
+	while ((e = readdir(dh))) {
+		char *path;
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		path = xstrfmt("%s/%s", dir, e->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			ret |= remove_tree(path);
+		else if (unlink(path) < 0)
+			ret = -1;
+		free(path);
+	}
+	closedir(dh);
+	return rmdir(dir) < 0 ? -1 : ret;
+}
+
+int
+bundle_clean_dead(const char *parent)
+{
+	DIR *dh = opendir(parent);
+	struct dirent *e;
+	char host[48], *prefix;
+	int removed = 0;
+
+	if (!dh)
+		return 0;
+	host_tag(host, sizeof(host));
+	prefix = xstrfmt(".run-%s-", host);
+	while ((e = readdir(dh))) {
+		const char *rest = e->d_name + strlen(prefix);
+		char *end, *path;
+		long pid;
+
+		if (strncmp(e->d_name, prefix, strlen(prefix)))
+			continue;
+		pid = strtol(rest, &end, 10);
+		/* ours looks like PID-XXXXXX; a live process keeps its own */
+		if (end == rest || *end != '-' || strlen(end) != 7 || pid <= 0 ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		path = xstrfmt("%s/%s", parent, e->d_name);
+		if (remove_tree(path) < 0)
+			warning("cannot remove '%s', the bundle directory of a "
+				"dead run: %s", path, strerror(errno));
+		else
+			removed++;
+		free(path);
+	}
+	closedir(dh);
+	free(prefix);
+	return removed;
 }
 
 char *

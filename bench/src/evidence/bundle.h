@@ -105,14 +105,21 @@ int bundle_write(const char *dir, const struct session_data *d,
 		 const struct bundle_tables *t, unsigned flags);
 
 /*
- * Where a run's bundle goes by default: a private PARENT/.run-XXXXXX made
- * before the session exists (caller frees), then renamed to the first free
+ * Where a run's bundle goes by default: a private PARENT/.run-HOST-PID-XXXXXX
+ * made before the session exists (caller frees), then renamed to the first free
  * PARENT/session-N, session-N-2, ... once the session id is known, so a
  * bundle never lands in, or over, another store's session directory.
  * bundle_settle() returns the final name (tmp itself when the rename
  * failed, with a warning; caller frees).
  */
 char *bundle_tmpdir(const char *parent);
+/*
+ * Removes the PARENT/.run-HOST-PID-XXXXXX directories of runs on this host
+ * whose process is gone (killed before their bundle settled); those of
+ * live processes, of other hosts and of other names stay. Returns how
+ * many it removed; problems are warnings.
+ */
+int bundle_clean_dead(const char *parent);
 char *bundle_settle(const char *tmp, const char *parent, int64_t sid);
 
 /*

@@ -520,6 +520,39 @@ check_run_json(const struct run_rec *r, const char *where)
 	return 0;
 }
 
+/*
+ * A run's target must be one the evidence declares (a key of
+ * "environments", when it has any: "gust" for "guest" is a typo, not a
+ * new machine), and its role one of the roles (evidence/state.h) or a
+ * free name unlike them ("Bare-Metal" is a misspelt role that would
+ * silently leave the headline table). -1 after error() naming the key
+ * and the valid values.
+ */
+static int
+check_target_role(const struct session_data *d, const struct run_rec *r,
+		  const char *where)
+{
+	struct buf names = BUF_INIT;
+	size_t i;
+	int found = 0;
+
+	for (i = 0; r->target && i < d->nenvs; i++)
+		found |= !strcmp(d->envs[i].target, r->target);
+	if (r->target && d->nenvs && !found) {
+		for (i = 0; i < d->nenvs; i++)
+			buf_addf(&names, "%s'%s'", i ? ", " : "",
+				 d->envs[i].target);
+		error("%s.target '%s' is not a declared target (the keys of "
+		      "'environments': %s)", where, r->target, names.buf);
+		buf_release(&names);
+		return -1;
+	}
+	if (r->role && role_misspelt(r->role))
+		return error("%s.role '%s' is not a role: %s, or a free name "
+			     "unlike them", where, r->role, role_names());
+	return 0;
+}
+
 static int
 read_run(struct reader *rd, struct session_data *d, const struct json *o,
 	 size_t idx, const char *name)
@@ -553,6 +586,8 @@ read_run(struct reader *rd, struct session_data *d, const struct json *o,
 	    !strcmp(r->stdout_path, r->stderr_path))
 		return error("%s: stdout and stderr name the same file '%s'",
 			     where, r->stdout_path);
+	if (check_target_role(d, r, where) < 0)
+		return -1;
 	m = session_model(d, r->model);
 	if (r->model && d->nmodels && !m)
 		return error("%s: model '%s' is not in 'models'", where,
@@ -595,7 +630,7 @@ read_run(struct reader *rd, struct session_data *d, const struct json *o,
  * the failure it was, with no results.
  */
 static int
-derive_run(struct run_data *rdata, int is_bundle)
+derive_run(struct run_data *rdata, int is_bundle, const char *name, size_t idx)
 {
 	struct run_rec *r = &rdata->r;
 	char *was = r->verification ? xstrdup(r->verification) : NULL;
@@ -609,6 +644,18 @@ derive_run(struct run_data *rdata, int is_bundle)
 		    run_state_of(r->status) == RUN_STATE_INCOMPLETE)
 			goto cleanup;
 		lb_output_release(&rdata->lb);
+	} else if (!rdata->lb.n && (!r->status ||
+				    run_state_of(r->status) == RUN_STATE_OK ||
+				    run_state_of(r->status) ==
+				    RUN_STATE_INCOMPLETE)) {
+		/* `[]` or a header alone: nothing measured, yet not recorded
+		 * as a failure; stored, it would be a failed run in an ok
+		 * session (issue 21 §3). */
+		error("'%s': runs[%zu]: '%s' holds no result (an empty "
+		      "output, `[]` or a table header alone); remove the run "
+		      "or record it with \"status\": \"failed\"", name, idx,
+		      r->stdout_path ? r->stdout_path : "stdout");
+		goto cleanup;
 	}
 	if (derive_verification(rdata) < 0)
 		goto cleanup;
@@ -644,7 +691,8 @@ read_session(struct session_data *d, const struct json *o, const char *name)
 	 * session never counts, here as in the store it came from. */
 	if (rc == 0 && d->s.status &&
 	    (session_state_of(d->s.status) < 0 ||
-	     session_state_of(d->s.status) == SESSION_STATE_IMPORTING))
+	     session_state_of(d->s.status) == SESSION_STATE_IMPORTING ||
+	     session_state_of(d->s.status) == SESSION_STATE_ABANDONED))
 		rc = error("%s.status '%s' is not ok, failed, interrupted or "
 			   "running", where, d->s.status);
 	if (rc == 0 && d->s.warnings_json &&
@@ -840,7 +888,8 @@ bundle_read(const char *dir, const char *mapping, unsigned flags,
 			rc = read_json(&rd, d, text.p, text.n, "bundle.json");
 	}
 	for (i = 0; rc == 0 && i < d->nruns; i++) {
-		rc = derive_run(&d->runs[i], rd.is_bundle);
+		rc = derive_run(&d->runs[i], rd.is_bundle,
+				mapping ? mapping : "bundle.json", i);
 		if (rc == 0)
 			warn_measurements(&rd, &d->runs[i]);
 	}
@@ -1091,7 +1140,7 @@ bundle_read_files(const char *const *files, size_t n,
 	text = set_mapping(set, pairs, npairs);
 	rc = read_json(&rd, d, text, strlen(text), "--set");
 	for (i = 0; rc == 0 && i < d->nruns; i++) {
-		rc = derive_run(&d->runs[i], 0);
+		rc = derive_run(&d->runs[i], 0, "--set", i);
 		if (rc == 0)
 			warn_measurements(&rd, &d->runs[i]);
 	}

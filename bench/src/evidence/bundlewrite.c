@@ -299,6 +299,11 @@ bundle_write(const char *dir, const struct session_data *d,
 
 	if (check_target(dir, d, flags) < 0 || mkdir_p(dir) < 0)
 		goto cleanup;
+	/* What a killed writer left (".bundle.json.Ab12Cd"): --force means
+	 * this directory is ours, and those files would otherwise stay in
+	 * the bundle unlisted. */
+	if ((flags & BUNDLE_FORCE) && remove_write_temps(dir) < 0)
+		goto cleanup;
 	/* A stale SHA256SUMS would vouch for a half-written directory. */
 	if (unlink(sums) < 0 && errno != ENOENT) {
 		error("cannot remove '%s': %s", sums, strerror(errno));
@@ -335,7 +340,7 @@ bundle_write(const char *dir, const struct session_data *d,
 	buf_adds(&text, t && t->readme_md ? t->readme_md : "");
 	if (write_member(&wr, "README.md", text.buf, text.len, NULL) < 0)
 		goto cleanup;
-	qsort(wr.w, wr.n, sizeof(*wr.w), cmp_written);
+	xqsort(wr.w, wr.n, sizeof(*wr.w), cmp_written);
 	buf_reset(&text);
 	for (i = 0; i < wr.n; i++)
 		buf_addf(&text, "%s  %s\n", wr.w[i].sha, wr.w[i].name);

@@ -519,7 +519,7 @@ number_configs(struct lb_output *out)
 		k[i].key = lb_config_key(&out->rows[i]);
 		k[i].row = i;
 	}
-	qsort(k, out->n, sizeof(*k), cmp_keyed);
+	xqsort(k, out->n, sizeof(*k), cmp_keyed);
 	for (i = 0; i < out->n; i = j) {
 		for (j = i; j < out->n && !strcmp(k[j].key, k[i].key); j++)
 			group[k[j].row] = ngroups;

@@ -31,6 +31,8 @@ enum session_state {
 	SESSION_STATE_OK,
 	SESSION_STATE_FAILED,
 	SESSION_STATE_INTERRUPTED,
+	SESSION_STATE_ABANDONED,   /* shown, never stored: running, and its
+				      process is gone (store-owner.c) */
 };
 
 enum verify_state {
@@ -52,5 +54,16 @@ int verify_state_of(const char *name);
 /* "ok, failed, …": the names of a table, for messages. */
 const char *run_state_names(void);
 const char *session_state_names(void);
+
+/*
+ * Roles of runs: "bare-metal", "stock", "shim" (the headline table), or
+ * a free name. role_names() joins the three; role_misspelt() is 1 for an
+ * empty role and for one that is not a role but close to one
+ * ("Bare-Metal", "bare_metal", "stok": the same word once case and
+ * separators are folded away, or 1-2 edits from it), which evidence
+ * refuses rather than report the runs outside the table.
+ */
+const char *role_names(void);
+int role_misspelt(const char *role);
 
 #endif

@@ -13,6 +13,7 @@
  *   store-query.c    selections as queries: results with their samples,
  *                    what the default left out, configurations, the
  *                    facts of runs for provenance
+ *   store-owner.c    who runs a session: its row and its lock
  *   store-noise.c    noise floors and the sessions a baseline may be
  * Only these files include <sqlite3.h> (check-layers.sh).
  *

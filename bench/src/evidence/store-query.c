@@ -106,7 +106,7 @@ config_finish(struct store_config *c)
 		kv[2 * i] = c->keys[i];
 		kv[2 * i + 1] = c->values[i];
 	}
-	qsort(kv, c->n, 2 * sizeof(char *), cmp_kv);
+	xqsort(kv, c->n, 2 * sizeof(char *), cmp_kv);
 	for (i = 0; i < c->n; i++) {
 		c->keys[i] = kv[2 * i];
 		c->values[i] = kv[2 * i + 1];
@@ -287,7 +287,7 @@ key_kind(struct store *s, const char *key)
 	for (k = 0; k < lb_nfields; k++)
 		if (config_alias(lb_fields[k].name))
 			names = strv_push(names, &n, xstrdup(lb_fields[k].md));
-	qsort(names, n, sizeof(char *), cmp_str);
+	xqsort(names, n, sizeof(char *), cmp_str);
 	for (i = 0; i < n; i++)
 		if (!i || strcmp(names[i], names[i - 1]))
 			buf_addf(&b, "%s%s", b.len ? ", " : "", names[i]);
@@ -494,7 +494,7 @@ load_samples(struct store *s, struct store_result *const *rp, size_t n)
 		ix[i].id = rp[i]->result_id;
 		ix[i].row = i;
 	}
-	qsort(ix, n, sizeof(*ix), cmp_rid);
+	xqsort(ix, n, sizeof(*ix), cmp_rid);
 	for (i = 1; i < n && ix[i].id != ix[i - 1].id; i++)
 		;
 	if (i < n) {
@@ -779,7 +779,7 @@ query_rows(struct store *s, const struct selection *sel,
 		struct store_result *by = xmalloc((nrows ? nrows : 1) * sizeof(*by));
 		size_t i;
 
-		qsort(keys, nrows, sizeof(*keys), cmp_row_key);
+		xqsort(keys, nrows, sizeof(*keys), cmp_row_key);
 		for (i = 0; i < nrows; i++)
 			by[i] = rows[keys[i].pos];
 		free(rows);
@@ -1007,7 +1007,7 @@ store_run_facts(struct store *s, const int64_t *ids, size_t n,
 		ix[i].id = ids[i];
 		ix[i].at = i;
 	}
-	qsort(ix, n, sizeof(*ix), cmp_id_at);
+	xqsort(ix, n, sizeof(*ix), cmp_id_at);
 	st = n ? sq_prepare(s,
 		"SELECT r.id, r.session_id, coalesce(r.environment_id, 0),"
 		" r.target, r.variant, r.role, r.runtime, coalesce(r.model, ''),"

@@ -884,7 +884,7 @@ store_sessions_list(struct store *s, struct store_session **out, size_t *n)
 {
 	sqlite3_stmt *st;
 	struct store_session *v = NULL;
-	size_t k = 0;
+	size_t k = 0, i;
 	int rc;
 
 	sq_op_begin(s);
@@ -927,6 +927,16 @@ store_sessions_list(struct store *s, struct store_session **out, size_t *n)
 	if (rc != SQLITE_DONE) {
 		store_sessions_free(v, k);
 		return sq_error(s, "list sessions");
+	}
+	/* a running session whose process is gone shows as abandoned */
+	for (i = 0; i < k; i++) {
+		const char *shown = store_session_shown_status(s, v[i].id,
+							       v[i].status);
+
+		if (shown != v[i].status) {
+			free(v[i].status);
+			v[i].status = xstrdup(shown);
+		}
 	}
 	*out = v;
 	*n = k;
@@ -987,6 +997,24 @@ count_of(struct store *s, const char *sql, int64_t id)
 		n = (long)sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return n;
+}
+
+int
+store_run_remove(struct store *s, int64_t sid, int64_t seq)
+{
+	sqlite3_stmt *st;
+	int own;
+
+	if (sq_write_begin(s, &own) < 0)
+		return -1;
+	sq_op_begin(s);
+	st = sq_prepare(s, "DELETE FROM runs WHERE session_id=?1 AND seq=?2");
+	if (st) {
+		sqlite3_bind_int64(st, 1, sid);
+		sqlite3_bind_int64(st, 2, seq);
+	}
+	return sq_write_end(s, own, st ? sq_step_done(s, st, "remove run") :
+			    -1);
 }
 
 int

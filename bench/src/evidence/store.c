@@ -112,6 +112,13 @@ static const char *const migrations[] = {
 	/* 8 (issue 20): config_rederive(): gpu_info is configuration, a
 	 * fork's measurements are not, booleans are 0 and 1 */
 	NULL,
+	/* 9 (issue 21): who runs a session, so that one whose process died
+	 * shows as abandoned and can be resumed (store-owner.c) */
+	"CREATE TABLE session_owners("
+	"  session_id INTEGER PRIMARY KEY"
+	"    REFERENCES sessions(id) ON DELETE CASCADE,"
+	"  host TEXT NOT NULL, pid INTEGER NOT NULL,"
+	"  started_at TEXT NOT NULL, bundle_dir TEXT);",
 };
 
 /*
@@ -635,6 +642,9 @@ store_open(struct store **out, const char *path)
 		return error("'%s' is not a file: a store that is written to "
 			     "must be a file, or what is stored is lost at "
 			     "exit (give --db PATH)", path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return error("'%s' is a directory, not a store: --db names the "
+			     "store's file (e.g. '%s/shimbench.db')", path, path);
 	s = xcalloc(1, sizeof(*s));
 	s->path = xstrdup(path);
 	/* a store this open creates is verified by construction */

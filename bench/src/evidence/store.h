@@ -248,11 +248,37 @@ void store_sessions_free(struct store_session *ss, size_t n);
  * 1 found, 0 none, -1 error. */
 int store_session_latest(struct store *s, long back, int64_t *id);
 
+/*
+ * Who runs a session (store-owner.c, issue 21). store_session_claim()
+ * takes the session's lock (held until store_close() or this process
+ * ends) and records this host, pid, time and the bundle directory; -1
+ * after error() when another process holds the lock.
+ * store_session_owner(): 1 with *o filled when a row exists (alive: its
+ * lock is held, or it is another host's and cannot be checked), 0 when
+ * none does (o->alive 1: unknown), -1 after error(); free with
+ * store_owner_release(). store_session_shown_status(): the status to show
+ * for a stored one: "abandoned" for a running session whose owner is
+ * gone, else stored itself.
+ */
+struct store_owner {
+	int found, alive, same_host;
+	char *host, *started_at, *bundle_dir;
+	long pid;
+};
+int store_session_claim(struct store *s, int64_t sid, const char *bundle_dir);
+int store_session_owner(struct store *s, int64_t sid, struct store_owner *o);
+void store_owner_release(struct store_owner *o);
+const char *store_session_shown_status(struct store *s, int64_t sid,
+				       const char *stored);
+
 /* What removing a session removed (found = 0: there was no such session). */
 struct store_removed {
 	int found;
 	long runs, results, samples, environments, calibrations;
 };
+/* Removes run seq of session sid with its results (run --resume redoes
+ * an interrupted one). 0, or -1 after error(). */
+int store_run_remove(struct store *s, int64_t sid, int64_t seq);
 /* Removes a session and everything that hangs on it, in one transaction. */
 int store_session_remove(struct store *s, int64_t id, struct store_removed *rm);
 

@@ -461,7 +461,7 @@ find_duplicate(char **names, size_t n)
 		return NULL;
 	sorted = xmalloc(n * sizeof(*sorted));
 	memcpy(sorted, names, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), cmp_strp);
+	xqsort(sorted, n, sizeof(*sorted), cmp_strp);
 	for (i = 1; i < n && !dup; i++)
 		if (!strcmp(sorted[i - 1], sorted[i]))
 			dup = sorted[i];

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 struct state {
 	struct store *s;
@@ -388,7 +389,10 @@ begin_session(struct state *st, const struct buf *warnings, int nwarn)
 				      &st->env_ids[i]);
 		free(json);
 	}
-	if (store_commit(st->s) == 0)
+	/* who runs it: a killed run shows as abandoned (issue 21 §1) */
+	if (store_commit(st->s) == 0 &&
+	    store_session_claim(st->s, st->sum->session_id,
+				st->o->bundle_dir) == 0)
 		ret = 0;
 cleanup:
 	rec_release(sessionrec_fields, sessionrec_nfields, &sr);
@@ -876,6 +880,7 @@ run_one(struct state *st, const struct job *j, size_t seq)
 	pr.argv = (const char *const *)tc.argv;
 	pr.env_set = (const char *const *)tc.env_set;
 	pr.env_unset = (const char *const *)tc.env_unset;
+	pr.hold_stdin = tc.hold_stdin;
 	pr.timeout = t->timeout > 0 ? t->timeout : p->timeout;
 	pr.stdout_path = out_path;
 	pr.stderr_path = err_path;
@@ -905,8 +910,14 @@ run_one(struct state *st, const struct job *j, size_t seq)
 	derive(st, j, &rd, &pr, write_failed);
 	add_build(st, ti, &rd);
 	add_gpu(st, ti, &rd);
-	if (store_run(st, &rd) < 0)
+	if (store_run(st, &rd) < 0) {
+		/* Not stored, so not in the session: its raw files must not
+		 * stay in the bundle as files of no run (a full store would
+		 * then be reported as a stray file). */
+		unlink(out_path);
+		unlink(err_path);
 		goto cleanup;
+	}
 	count(st, j, &rd, seq);
 	e.kind = RUN_EV_END;
 	e.status = rd.r.status;
@@ -1008,15 +1019,73 @@ state_release(struct state *st)
 	free(st->probe);
 }
 
+/*
+ * The processes of the schedule, those marked in done (NULL: none)
+ * skipped; then the session's end. 0, or RUN_ENV.
+ */
+static int
+run_jobs(struct state *st, const unsigned char *done)
+{
+	const struct plan *p = st->p;
+	struct run_summary *sum = st->sum;
+	struct job *jobs;
+	size_t njobs = 0, i, k;
+	int store_failed = 0, rc = 0;
+
+	if (run_probes(st) < 0)
+		store_failed = 1;
+	jobs = schedule(p, st->o->seed, &njobs);
+	/* A runtime-bound variant skips the other runtime's models. */
+	for (i = k = 0; i < njobs; i++)
+		if (plan_runs(p, jobs[i].model, jobs[i].variant))
+			jobs[k++] = jobs[i];
+	njobs = k;
+	st->total = sum->processes = njobs;
+	{
+		struct run_event e = { .kind = RUN_EV_SESSION };
+		const struct tool *t0 = NULL;
+		char *text;
+
+		for (i = 0; i < p->ntargets && !t0; i++)
+			t0 = st->lbs[i].path ? &st->lbs[i] : NULL;
+		for (i = 0; i < p->ntargets && !t0; i++)
+			t0 = st->mlx[i].path ? &st->mlx[i] : NULL;
+		text = xstrfmt("%s order, seed %llu, %s %s (%s)",
+			       p->interleaved ? "interleaved" : "grouped",
+			       (unsigned long long)st->o->seed,
+			       t0 ? t0->name : "", t0 ? t0->path : "",
+			       t0 ? t0->where : "");
+		e.session = sum->session_id;
+		e.total = njobs;
+		e.text = text;
+		emit(st, &e);
+		free(text);
+	}
+	proc_catch_interrupts();
+	st->started = mono_now();
+	for (i = 0; i < njobs && !sum->interrupted && !store_failed; i++) {
+		if (st->model_bad[jobs[i].model] || (done && done[i]))
+			continue;
+		if (proc_interrupted()) {
+			sum->interrupted = 1;
+			break;
+		}
+		if (run_one(st, &jobs[i], i + 1) < 0)
+			store_failed = 1;
+	}
+	if (finish(st, store_failed) < 0 || store_failed)
+		rc = RUN_ENV;
+	free(jobs);
+	return rc;
+}
+
 int
 run_session(struct store *s, const struct plan *p, const struct run_opts *o,
 	    struct run_summary *sum)
 {
 	struct state st = { .s = s, .p = p, .o = o, .sum = sum };
 	struct buf warnings = BUF_INIT;
-	struct job *jobs = NULL;
-	size_t njobs = 0, i, k;
-	int rc, nwarn = 0, store_failed = 0;
+	int rc, nwarn = 0;
 	char *runs = xstrfmt("%s/runs", o->bundle_dir);
 
 	memset(sum, 0, sizeof(*sum));
@@ -1030,52 +1099,254 @@ run_session(struct store *s, const struct plan *p, const struct run_opts *o,
 	if (rc < 0)
 		goto cleanup;
 	verify_models(&st);
-	if (run_probes(&st) < 0)
-		store_failed = 1;
-	jobs = schedule(p, o->seed, &njobs);
-	/* A runtime-bound variant skips the other runtime's models. */
-	for (i = k = 0; i < njobs; i++)
-		if (plan_runs(p, jobs[i].model, jobs[i].variant))
-			jobs[k++] = jobs[i];
-	njobs = k;
-	st.total = sum->processes = njobs;
-	{
-		struct run_event e = { .kind = RUN_EV_SESSION };
-		const struct tool *t0 = NULL;
-		char *text;
-
-		for (i = 0; i < p->ntargets && !t0; i++)
-			t0 = st.lbs[i].path ? &st.lbs[i] : NULL;
-		for (i = 0; i < p->ntargets && !t0; i++)
-			t0 = st.mlx[i].path ? &st.mlx[i] : NULL;
-		text = xstrfmt("%s order, seed %llu, %s %s (%s)",
-			       p->interleaved ? "interleaved" : "grouped",
-			       (unsigned long long)o->seed, t0 ? t0->name : "",
-			       t0 ? t0->path : "", t0 ? t0->where : "");
-		e.session = sum->session_id;
-		e.total = njobs;
-		e.text = text;
-		emit(&st, &e);
-		free(text);
-	}
-	proc_catch_interrupts();
-	st.started = mono_now();
-	for (i = 0; i < njobs && !sum->interrupted && !store_failed; i++) {
-		if (st.model_bad[jobs[i].model])
-			continue;
-		if (proc_interrupted()) {
-			sum->interrupted = 1;
-			break;
-		}
-		if (run_one(&st, &jobs[i], i + 1) < 0)
-			store_failed = 1;
-	}
-	if (finish(&st, store_failed) < 0 || store_failed)
-		rc = RUN_ENV;
+	rc = run_jobs(&st, NULL);
 cleanup:
-	free(jobs);
 	free(runs);
 	buf_release(&warnings);
+	state_release(&st);
+	return rc;
+}
+
+/* ---- resume ------------------------------------------------------------------------- */
+
+/*
+ * May session d be resumed with plan p? Its kind and state, its owner
+ * gone, the plan the same as recorded (*seed: the recorded seed). 0, or
+ * RUN_REFUSED / RUN_ENV after error().
+ */
+static int
+resume_allowed(struct store *s, const struct plan *p,
+	       const struct session_data *d, uint64_t *seed)
+{
+	struct store_owner ow;
+	struct json *pj;
+	struct buf want = BUF_INIT;
+	int64_t v = -1;
+	int state = session_state_of(d->s.status), rc = 0;
+	long long sid = (long long)d->s.id;
+
+	if (!d->s.kind || strcmp(d->s.kind, "run"))
+		return error("session %lld is an %s, not a run: nothing to "
+			     "resume", sid, d->s.kind ? d->s.kind : "import"),
+			RUN_REFUSED;
+	if (state != SESSION_STATE_RUNNING && state != SESSION_STATE_INTERRUPTED)
+		return error("session %lld finished (%s): nothing to resume",
+			     sid, d->s.status), RUN_REFUSED;
+	if (store_session_owner(s, d->s.id, &ow) < 0)
+		return RUN_ENV;
+	if (state == SESSION_STATE_RUNNING && ow.alive) {
+		error("session %lld is %s (pid %ld on %s, since %s): refusing "
+		      "to resume a session that may still run", sid,
+		      ow.found ? "still running" : "running, with no owner "
+		      "recorded", ow.pid, ow.found ? ow.host : "an unknown "
+		      "host", ow.found ? ow.started_at : "unknown");
+		rc = RUN_REFUSED;
+	}
+	store_owner_release(&ow);
+	if (rc)
+		return rc;
+	pj = d->s.plan_json ? json_parse(d->s.plan_json,
+					 strlen(d->s.plan_json), NULL) : NULL;
+	if (json_int64(json_get(pj, "shimbench_seed"), 0, INT64_MAX, &v) < 0) {
+		error("session %lld records no seed: it cannot be resumed in "
+		      "the same order", sid);
+		rc = RUN_REFUSED;
+	}
+	json_free(pj);
+	if (rc)
+		return rc;
+	*seed = (uint64_t)v;
+	{
+		char *w = plan_with_seed(p->json, *seed);
+
+		buf_adds(&want, w);
+		free(w);
+	}
+	if (strcmp(want.buf, d->s.plan_json)) {
+		error("the plan changed since session %lld ran (the plan given "
+		      "differs from the one it recorded): refusing to resume; "
+		      "run it as a new session", sid);
+		rc = RUN_REFUSED;
+	}
+	buf_release(&want);
+	return rc;
+}
+
+/* The fingerprint facts that must not change under a resumed session. */
+static const char *const resume_facts[] = {
+	"llama_bench_sha256", "llama_bench_path", "llama_build", "hw_model",
+	"os_build", "shim_sha256",
+};
+
+/* Fact f of resume_facts[] in fp, or NULL. */
+static const struct fp_fact *
+resume_fact(const struct fingerprint *fp, size_t f)
+{
+	const struct fp_fact *const v[] = {
+		fp->llama_bench_sha256, fp->llama_bench_path, fp->llama_build,
+		fp->hw_model, fp->os_build, fp->shim_sha256,
+	};
+
+	return f < ARRAY_SIZE(v) ? v[f] : NULL;
+}
+
+/*
+ * The targets as fingerprinted now against the session's environments,
+ * and the models as hashed now against its runs; st->env_ids from the
+ * session. 0, or RUN_REFUSED after error() naming what changed.
+ */
+static int
+resume_same(struct state *st, const struct session_data *d)
+{
+	const struct plan *p = st->p;
+	size_t i, k, f;
+
+	for (i = 0; i < p->ntargets; i++) {
+		const struct env_rec *e = NULL;
+		struct fingerprint then = FINGERPRINT_INIT;
+		int rc = 0;
+
+		for (k = 0; k < d->nenvs && !e; k++)
+			if (!strcmp(d->envs[k].target, p->targets[i].name))
+				e = &d->envs[k];
+		if (!e)
+			return error("target '%s' has no environment in session "
+				     "%lld", p->targets[i].name,
+				     (long long)d->s.id), RUN_REFUSED;
+		st->env_ids[i] = e->id;
+		if (fingerprint_from_text(&then, e->fingerprint_json, NULL) < 0)
+			return RUN_ENV;
+		for (f = 0; f < ARRAY_SIZE(resume_facts) && !rc; f++) {
+			const struct fp_fact *a = resume_fact(&then, f);
+			const struct fp_fact *b = resume_fact(&st->fps[i], f);
+			const char *was = a && a->type == FP_STR ? a->str : NULL;
+			const char *is = b && b->type == FP_STR ? b->str : NULL;
+
+			/* a fact learnt from the output only at the end
+			 * (llama_build) is no change while not known now */
+			if (was && (!is ? strcmp(resume_facts[f], "llama_build")
+				    : strcmp(was, is))) {
+				error("target '%s' changed since session %lld "
+				      "ran: %s was '%s', is now '%s'; refusing "
+				      "to resume", e->target, (long long)d->s.id,
+				      resume_facts[f], was, is ? is : "unknown");
+				rc = RUN_REFUSED;
+			}
+		}
+		fingerprint_release(&then);
+		if (rc)
+			return rc;
+	}
+	for (i = 0; i < d->nruns; i++) {
+		const struct run_rec *r = &d->runs[i].r;
+
+		for (k = 0; k < p->nmodels; k++)
+			if (r->model && !strcmp(r->model, p->models[k].name) &&
+			    r->model_sha256 && st->model_sha[k] &&
+			    strcasecmp(r->model_sha256, st->model_sha[k]))
+				return error("model '%s' changed since session "
+					     "%lld ran: SHA-256 was %s, is now %s; "
+					     "refusing to resume", r->model,
+					     (long long)d->s.id, r->model_sha256,
+					     st->model_sha[k]), RUN_REFUSED;
+	}
+	return 0;
+}
+
+/*
+ * The stored runs: done[seq - 1] set for each kept one, counted into the
+ * summary as run_one() counts; an interrupted one is removed, to be run
+ * again. 0, or RUN_ENV.
+ */
+static int
+resume_done(struct state *st, const struct session_data *d,
+	    unsigned char *done, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < d->nruns; i++) {
+		const struct run_rec *r = &d->runs[i].r;
+
+		if (r->seq < 1 || (size_t)r->seq > n)
+			continue;
+		if (run_state_of(r->status) == RUN_STATE_INTERRUPTED) {
+			if (store_run_remove(st->s, d->s.id, r->seq) < 0)
+				return RUN_ENV;
+			continue;
+		}
+		done[r->seq - 1] = 1;
+		st->sum->done++;
+		if (verify_state_of(r->verification) == VERIFY_UNVERIFIED)
+			st->sum->unverified++;
+		if (run_state_of(r->status) != RUN_STATE_OK) {
+			st->sum->failures++;
+			buf_addf(&st->sum->problems, "run %lld (variant '%s', "
+				 "model '%s', before the resume): %s\n",
+				 (long long)r->seq, r->variant, r->model,
+				 r->status);
+		}
+	}
+	return 0;
+}
+
+int
+run_resume(struct store *s, const struct plan *p, const struct run_opts *o,
+	   int64_t sid, struct run_summary *sum)
+{
+	struct run_opts ro = *o;
+	struct state st = { .s = s, .p = p, .o = &ro, .sum = sum };
+	struct session_data d;
+	struct buf warnings = BUF_INIT;
+	unsigned char *done = NULL;
+	size_t njobs = 0, i, k;
+	int rc, nwarn = 0;
+	char *runs = xstrfmt("%s/runs", o->bundle_dir);
+
+	memset(sum, 0, sizeof(*sum));
+	buf_init(&sum->problems, 0);
+	sum->status = SESSION_STATE_FAILED;
+	memset(&d, 0, sizeof(d));
+	if (store_session_load(s, sid, &d) < 0) {
+		free(runs);
+		return RUN_REFUSED;
+	}
+	rc = resume_allowed(s, p, &d, &ro.seed);
+	if (rc == 0)
+		rc = preflight(&st, &warnings, &nwarn);
+	if (rc == 0 && mkdir_p(runs) < 0)
+		rc = RUN_ENV;
+	if (rc < 0)
+		goto cleanup;
+	st.env_ids = xcalloc(p->ntargets, sizeof(int64_t));
+	verify_models(&st);
+	if ((rc = resume_same(&st, &d)) < 0)
+		goto cleanup;
+	{
+		struct job *jobs = schedule(p, ro.seed, &njobs);
+
+		for (i = k = 0; i < njobs; i++)
+			k += plan_runs(p, jobs[i].model, jobs[i].variant);
+		free(jobs);
+		done = xcalloc(k + 1, 1);
+		njobs = k;
+	}
+	sum->session_id = sid;
+	if (store_session_claim(s, sid, ro.bundle_dir) < 0 ||
+	    store_session_finish(s, sid, session_state_name(
+					 SESSION_STATE_RUNNING)) < 0 ||
+	    resume_done(&st, &d, done, njobs) < 0) {
+		rc = RUN_ENV;
+		goto cleanup;
+	}
+	note(&st, "resuming session %lld: %zu of %zu processes stored, seed "
+	     "%llu", (long long)sid, sum->done, njobs,
+	     (unsigned long long)ro.seed);
+	rc = run_jobs(&st, done);
+cleanup:
+	free(done);
+	free(runs);
+	buf_release(&warnings);
+	session_data_release(&d);
 	state_release(&st);
 	return rc;
 }

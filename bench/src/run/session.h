@@ -86,4 +86,16 @@ int run_session(struct store *s, const struct plan *p,
 		const struct run_opts *o, struct run_summary *sum);
 void run_summary_release(struct run_summary *sum);
 
+/*
+ * run --resume: finishes session sid, killed (abandoned) or interrupted,
+ * with plan p: the same seed and order, the processes not yet stored
+ * (an interrupted one again), into the same session. Refused
+ * (RUN_REFUSED after error() saying why) when the session is not a run,
+ * is finished, is still running, or when the plan, a model's SHA-256 or
+ * a target's llama-bench, hardware or OS build changed since. o->seed is
+ * ignored (the session's own is used). As run_session() otherwise.
+ */
+int run_resume(struct store *s, const struct plan *p, const struct run_opts *o,
+	       int64_t sid, struct run_summary *sum);
+
 #endif

@@ -47,6 +47,7 @@ target_capture(const struct plan_target *t, const char *const *argv,
 		return -1;
 	p.argv = (const char *const *)tc.argv;
 	p.env_set = (const char *const *)tc.env_set;
+	p.hold_stdin = tc.hold_stdin;
 	p.timeout = timeout;
 	if (proc_run(&p) < 0 || p.status != 0) {
 		struct buf d = BUF_INIT;
@@ -69,10 +70,12 @@ int
 target_sha256(struct store *s, const struct plan_target *t, const char *path,
 	      char hex[SHA256_HEX_LEN + 1])
 {
+	/* The file on stdin: the tools escape a name with a newline or a
+	 * backslash in their output ("\\HASH  name"), a stream has none. */
 	const char *argv[] = {
 		"/bin/sh", "-c",
-		"if command -v sha256sum >/dev/null 2>&1; then sha256sum -- \"$1\"; "
-		"else shasum -a 256 -- \"$1\"; fi", "sh", path, NULL,
+		"if command -v sha256sum >/dev/null 2>&1; then sha256sum <\"$1\"; "
+		"else shasum -a 256 <\"$1\"; fi", "sh", path, NULL,
 	};
 	struct buf out = BUF_INIT;
 	int ret = -1;

@@ -12,9 +12,12 @@
  * remote status survives as lume's exit status. LUME_LOG_LEVEL=error
  * keeps lume's own "[…] INFO:" lines off stdout.
  *
- * The VM name comes after the options. Lume's documented syntax puts
- * options before the VM and says nothing of "--", so none is added: the
- * plan refuses VM names that start with '-' or hold control characters.
+ * The VM name comes after the options and "--" (lume parses its
+ * arguments with swift-argument-parser, which ends options there), and
+ * the plan refuses VM names that start with '-' or hold control
+ * characters anyway. lume forwards no stdin to the command, so it cannot
+ * run under transport_watched(): a lume command outlives a killed
+ * shimbench (stopping the lume client ends only the local side).
  * Default login: lume/lume (the unattended images').
  */
 #include "run/transport.h"
@@ -67,6 +70,7 @@ lume_wrap(const struct plan_target *t, const char *const *argv,
 	}
 	v = strv_push(v, &n, xstrdup("-t"));
 	v = strv_push(v, &n, xstrdup("0"));
+	v = strv_push(v, &n, xstrdup("--"));
 	v = strv_push(v, &n, xstrdup(t->vm));
 	v = strv_push(v, &n, buf_detach(&full, NULL));
 	out->argv = v;

@@ -17,6 +17,8 @@ struct transport_cmd {
 	char **env_set;    /* "K=V" for the local process, NULL-terminated */
 	char **env_unset;  /* names, NULL-terminated, owned */
 	int merged;        /* stdout holds both streams: transport_split() */
+	int hold_stdin;    /* run it with proc's hold_stdin: the far side
+			      ends when its stdin closes (transport_watched()) */
 };
 
 struct transport {
@@ -61,10 +63,13 @@ struct transport {
 
 	/*
 	 * Ends the far side of a command whose process here (the ssh, lume
-	 * or tart client) was stopped. NULL in every row for now: stopping
-	 * the local process group is all that happens; issue 21 (children
-	 * die with the parent, remote sessions end their remote process)
-	 * fills this in, one hook per transport.
+	 * or tart client) was stopped. NULL in every row: ssh and tart run
+	 * the command under transport_watched(), whose stdin is a pipe this
+	 * process holds (struct proc's hold_stdin), so stopping or killing
+	 * the client, or this process dying, ends the remote command by
+	 * itself; lume forwards no stdin (its built-in client collects the
+	 * output), so a lume command outlives a killed shimbench (issue 21,
+	 * not solved there).
 	 */
 	int (*stop_remote)(const struct plan_target *t,
 			   const struct transport_cmd *c);

@@ -5,7 +5,9 @@
  * and stderr come back separately. BatchMode: a password prompt would
  * hang a benchmark, so keys (or an agent) must log in. The host comes
  * after "--", so even a name starting with '-' could not become an
- * option; the plan refuses such names anyway.
+ * option; the plan refuses such names anyway. CMD runs under
+ * transport_watched() with ssh's stdin a pipe we hold: when the client
+ * or this process dies, the remote llama-bench is stopped too.
  */
 #include "run/transport.h"
 #include "run/plan.h"
@@ -29,7 +31,7 @@ ssh_wrap(const struct plan_target *t, const char *const *argv,
 	 const char *const *env_set, const char *const *env_unset,
 	 struct transport_cmd *out)
 {
-	struct buf cmd = BUF_INIT;
+	struct buf cmd = BUF_INIT, full = BUF_INIT;
 	char **v = NULL, port[32];
 	size_t n = 0, i;
 
@@ -56,8 +58,11 @@ ssh_wrap(const struct plan_target *t, const char *const *argv,
 	}
 	v = strv_push(v, &n, xstrdup("--"));
 	v = strv_push(v, &n, xstrdup(t->host));
-	v = strv_push(v, &n, buf_detach(&cmd, NULL));
+	transport_watched(&cmd, &full);
+	buf_release(&cmd);
+	v = strv_push(v, &n, buf_detach(&full, NULL));
 	out->argv = v;
+	out->hold_stdin = 1;
 	out->env_set = xcalloc(1, sizeof(char *));
 	out->env_unset = xcalloc(1, sizeof(char *));
 	return 0;

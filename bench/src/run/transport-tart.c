@@ -1,15 +1,18 @@
 #define _POSIX_C_SOURCE 200809L
 /*
- * The tart transport (Cirrus Labs' Tart): `tart exec VM /bin/sh -c CMD`.
+ * The tart transport (Cirrus Labs' Tart): `tart exec -i -- VM /bin/sh -c
+ * CMD`, CMD under transport_watched(): -i attaches our stdin, a pipe we
+ * hold, so the guest's llama-bench stops when tart or shimbench dies.
  * tart exec passes argv to the guest agent unchanged, with no shell, so
  * the environment is set by an explicit /bin/sh (CMD quoted for it); the
  * two streams come back separately and tart exits with the remote
  * status. It needs the Tart Guest Agent in the guest and has no timeout
  * of its own (proc's applies).
  *
- * As with lume, the documented syntax has no "--" before the VM name;
- * the plan refuses names that start with '-' or hold control
- * characters. Default login for scp: admin/admin (Tart's images).
+ * The VM name follows "--" (tart parses its arguments with
+ * swift-argument-parser, which ends options there), and the plan refuses
+ * names that start with '-' or hold control characters anyway. Default
+ * login for scp: admin/admin (Tart's images).
  */
 #include "run/transport.h"
 #include "run/plan.h"
@@ -33,7 +36,7 @@ tart_wrap(const struct plan_target *t, const char *const *argv,
 	  const char *const *env_set, const char *const *env_unset,
 	  struct transport_cmd *out)
 {
-	struct buf cmd = BUF_INIT;
+	struct buf cmd = BUF_INIT, full = BUF_INIT;
 	char **v = NULL;
 	size_t n = 0;
 
@@ -45,11 +48,16 @@ tart_wrap(const struct plan_target *t, const char *const *argv,
 	}
 	v = strv_push(v, &n, xstrdup("tart"));
 	v = strv_push(v, &n, xstrdup("exec"));
+	v = strv_push(v, &n, xstrdup("-i"));
+	v = strv_push(v, &n, xstrdup("--"));
 	v = strv_push(v, &n, xstrdup(t->vm));
 	v = strv_push(v, &n, xstrdup("/bin/sh"));
 	v = strv_push(v, &n, xstrdup("-c"));
-	v = strv_push(v, &n, buf_detach(&cmd, NULL));
+	transport_watched(&cmd, &full);
+	buf_release(&cmd);
+	v = strv_push(v, &n, buf_detach(&full, NULL));
 	out->argv = v;
+	out->hold_stdin = 1;
 	out->env_set = xcalloc(1, sizeof(char *));
 	out->env_unset = xcalloc(1, sizeof(char *));
 	return 0;
@@ -59,7 +67,7 @@ tart_wrap(const struct plan_target *t, const char *const *argv,
 static int
 tart_address(const struct plan_target *t, char **addr)
 {
-	const char *argv[] = { "tart", "ip", t->vm, NULL };
+	const char *argv[] = { "tart", "ip", "--", t->vm, NULL };
 	struct buf out = BUF_INIT;
 	size_t n;
 	int ret = -1;

@@ -112,6 +112,24 @@ transport_shell_command(const struct plan_target *t, const char *const *argv,
 	return 0;
 }
 
+void
+transport_watched(const struct buf *cmd, struct buf *out)
+{
+	/*
+	 * fd 3 carries our stdin past the rule that gives an asynchronous
+	 * list /dev/null; the command itself reads /dev/null, as locally.
+	 * The watcher's outputs go to /dev/null so the session ends when the
+	 * command does; killing it leaves only its cat, which ends with the
+	 * channel.
+	 */
+	buf_adds(out, "exec 3<&0; (");
+	buf_add(out, cmd->buf, cmd->len);
+	buf_adds(out, ") </dev/null 3<&- & c=$!; "
+		 "{ cat >/dev/null; kill -TERM $c; sleep 1; kill -KILL $c; } "
+		 "<&3 >/dev/null 2>&1 & w=$!; exec 3<&-; "
+		 "wait $c; s=$?; kill $w 2>/dev/null; exit $s");
+}
+
 int
 transport_check_name(const char *path, const char *key, const char *value)
 {

@@ -86,6 +86,16 @@ int transport_shell_command(const struct plan_target *t,
 			    const char *const *env_unset, struct buf *cmd);
 
 /*
+ * cmd (one POSIX shell command) wrapped so that it ends when its stdin
+ * does: it runs in the background with stdin from /dev/null while a
+ * watcher reads the real stdin and, at end of file (the client here was
+ * killed, or this process died and the pipe of proc's hold_stdin
+ * closed), sends it SIGTERM, then SIGKILL a second later. The command's
+ * status is the wrapper's. Appended to out.
+ */
+void transport_watched(const struct buf *cmd, struct buf *out);
+
+/*
  * A name a transport passes on as one argument (a host, a VM, a user):
  * refused when empty, when it starts with '-' (an option to the tool) or
  * when it holds a control character. 0, or -1 after

@@ -52,6 +52,7 @@ variant_probe(const struct plan_variant *v, const struct plan_target *t,
 	pr.argv = (const char *const *)tc.argv;
 	pr.env_set = (const char *const *)tc.env_set;
 	pr.env_unset = (const char *const *)tc.env_unset;
+	pr.hold_stdin = tc.hold_stdin;
 	pr.timeout = 120;
 	pr.mem_cap = 1u << 20;
 	proc_run(&pr);

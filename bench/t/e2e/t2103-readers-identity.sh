@@ -179,11 +179,11 @@ check "neither name is given as every row's" sh -c "! grep -q 'gpu_info=Apple M2
 # false from csv 0, and pooled the two models)
 cp "$F/store-v5.sqlite3" "$WORK/old.db"
 expect_code 3 "a reading command leaves an old store alone" "$SHIMBENCH" --db "$WORK/old.db" report
-grep_in "$WORK/err" "schema version 5; this shimbench reads 8" "and says a writing command upgrades it"
+grep_in "$WORK/err" "schema version 5; this shimbench reads 9" "and says a writing command upgrades it"
 check "two configurations before the upgrade" test "$(sqlite3 "$WORK/old.db" 'select count(*) from configs')" = 2
-expect_code 0 "a writing command upgrades it (schema 8)" "$SHIMBENCH" --db "$WORK/old.db" import \
+expect_code 0 "a writing command upgrades it (schema 9)" "$SHIMBENCH" --db "$WORK/old.db" import \
 	--no-checksums --set target=guest,variant=other,role=free "$F/two.json"
-check "schema 8" test "$(sqlite3 "$WORK/old.db" 'pragma user_version')" = 8
+check "schema 9" test "$(sqlite3 "$WORK/old.db" 'pragma user_version')" = 9
 check "one configuration now: json false and csv 0 are one" \
 	test "$(sqlite3 "$WORK/old.db" 'select count(distinct config_id) from result_configs')" = 1
 expect_code 0 "report of the upgraded store" "$SHIMBENCH" --db "$WORK/old.db" report

@@ -149,9 +149,11 @@ if start_sshd; then
 	plan remote "$WORK/nowhere/LumeMetalCapabilities.dylib" "$LIBSHA" "$WORK/probe" \
 		"{\"transport\": \"lume\", \"vm\": \"macos-tahoe\", \"user\": \"$(id -un)\", \"llama_bench\": \"$WORK/lb-good\", \"ssh_options\": [$SSH_OPTS]}"
 	run_plan 3 "library missing on a lume guest: exit 3" remote
-	# (lume merges the guest's stderr into stdout, so sha256sum's own
-	# "No such file" does not reach the message; it names no path.)
-	grep_in "$WORK/err" "error: hashing on target 'guest' failed: exit 1" "says hashing on the target failed"
+	# (lume merges the guest's stderr into stdout, so the shell's own
+	# "cannot open" does not reach the message; it names no path. The file
+	# is read on sha256sum's stdin, so a missing one is the shell's
+	# redirection failing: exit 2.)
+	grep_in "$WORK/err" "error: hashing on target 'guest' failed: exit 2" "says hashing on the target failed"
 	[ "$(q remote 'select count(*) from runs')" = "" ] || [ "$(q remote 'select count(*) from runs')" = 0 ] &&
 		ok "no run stored" || not_ok "runs stored"
 else

@@ -68,10 +68,12 @@ for c in d['checks']:
 
 # ---- an older store: floors without variant and configuration columns --------
 cp "$DB" "$WORK/old.db"
-# (version 8's runs.measure_sha256, issue 20, goes too: 6 had neither)
+# (version 8's runs.measure_sha256, issue 20, and version 9's session_owners,
+# issue 21, go too: 6 had neither)
 sqlite3 "$WORK/old.db" "DROP INDEX noise_key; ALTER TABLE noise DROP COLUMN variant;
 	ALTER TABLE noise DROP COLUMN config; DROP INDEX runs_measure;
-	ALTER TABLE runs DROP COLUMN measure_sha256; PRAGMA user_version=6;" ||
+	ALTER TABLE runs DROP COLUMN measure_sha256; DROP TABLE session_owners;
+	PRAGMA user_version=6;" ||
 	not_ok "make a store of schema version 6"
 DB=$WORK/old.db
 expect_code 3 "a read-only command on the old store says to upgrade it" SB gate --baseline session=2 --candidate session=3

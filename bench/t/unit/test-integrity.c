@@ -231,7 +231,7 @@ test_csv_formulas(void)
 		  "\"'-2+3\",1e3\n"
 		  "\"'@SUM(A1)\",\n"
 		  "\"'\tx\",0\n"
-		  "\"'\rx\",-0\n"
+		  "\"'\\x0dx\",-0\n"
 		  "plain,2\n");
 	table_release(&t);
 	buf_release(&b);

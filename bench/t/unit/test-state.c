@@ -58,11 +58,36 @@ test_unknown(void)
 		  "ok, failed, incomplete, timeout, crashed, interrupted");
 	CHECK_STR(session_state_names(),
 		  "running, importing, ok, failed, interrupted");
+	/* shown for a running session whose process is gone, never stored */
+	CHECK_STR(session_state_name(SESSION_STATE_ABANDONED), "abandoned");
+}
+
+/* Roles: the three, free names unlike them, and misspellings refused. */
+static void
+test_roles(void)
+{
+	static const char *const ok[] = {
+		"bare-metal", "stock", "shim", "other", "mlx-lm", "superseded",
+		"ggml-switches", "vulkan-off",
+	};
+	static const char *const bad[] = {
+		"", "Bare-Metal", "bare_metal", "BAREMETAL", "bare metal",
+		"Stock", "STOCK", "stok", "stocks", "Shim", "shm", "shimm",
+		"bare-metl",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ok); i++)
+		CHECK(role_misspelt(ok[i]) == 0);
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		CHECK(role_misspelt(bad[i]) == 1);
+	CHECK_STR(role_names(), "bare-metal, stock, shim");
 }
 
 static const struct test_case tests[] = {
 	{ "names and states round-trip", test_names_round_trip },
 	{ "unknown names are no state", test_unknown },
+	{ "roles, free names, misspelt roles", test_roles },
 };
 
 TEST_MAIN(tests)

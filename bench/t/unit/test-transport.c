@@ -83,22 +83,30 @@ test_wrap(void)
 	static const char *const set[] = { "DYLD_INSERT_LIBRARIES=/a b.dylib",
 					   NULL };
 	static const char *const unset[] = { "LD_PRELOAD", NULL };
+	/* transport_watched(): the command in the background, ended when
+	 * the stdin we hold closes */
+#define WATCH_A "exec 3<&0; ("
+#define WATCH_B ") </dev/null 3<&- & c=$!; { cat >/dev/null; " \
+	"kill -TERM $c; sleep 1; kill -KILL $c; } <&3 >/dev/null 2>&1 & " \
+	"w=$!; exec 3<&-; wait $c; s=$?; kill $w 2>/dev/null; exit $s"
 	static const struct {
 		const char *target, *argv;
+		int hold;
 		int merged;
 		const char *env;
 	} cases[] = {
 		{ "\"transport\": \"local\"",
-		  "/opt/llama bench|-p|it's", 0, "DYLD_INSERT_LIBRARIES=/a b.dylib" },
+		  "/opt/llama bench|-p|it's", 0, 0, "DYLD_INSERT_LIBRARIES=/a b.dylib" },
 		{ "\"transport\": \"ssh\", \"host\": \"mac\", \"user\": \"me\", "
 		  "\"port\": 2222, \"ssh_options\": [\"-i\", \"k\"]",
 		  "ssh|-o|BatchMode=yes|-T|-i|k|-p|2222|-l|me|--|mac|"
-		  "unset 'LD_PRELOAD'; DYLD_INSERT_LIBRARIES='/a b.dylib' exec "
-		  "'/opt/llama bench' '-p' 'it'\\''s'", 0, "" },
+		  WATCH_A "unset 'LD_PRELOAD'; DYLD_INSERT_LIBRARIES='/a b.dylib' "
+		  "exec '/opt/llama bench' '-p' 'it'\\''s'" WATCH_B, 1, 0, "" },
+		/* -i: tart attaches our stdin, which the watcher reads */
 		{ "\"transport\": \"tart\", \"vm\": \"runner\"",
-		  "tart|exec|runner|/bin/sh|-c|"
-		  "unset 'LD_PRELOAD'; DYLD_INSERT_LIBRARIES='/a b.dylib' exec "
-		  "'/opt/llama bench' '-p' 'it'\\''s'", 0, "" },
+		  "tart|exec|-i|--|runner|/bin/sh|-c|"
+		  WATCH_A "unset 'LD_PRELOAD'; DYLD_INSERT_LIBRARIES='/a b.dylib' "
+		  "exec '/opt/llama bench' '-p' 'it'\\''s'" WATCH_B, 1, 0, "" },
 	};
 	size_t i;
 
@@ -116,6 +124,7 @@ test_wrap(void)
 		CHECK_STR(got, cases[i].argv);
 		CHECK_STR(env, cases[i].env);
 		CHECK(tc.merged == cases[i].merged);
+		CHECK(tc.hold_stdin == cases[i].hold);
 		free(got);
 		free(env);
 		transport_cmd_free(&tc);
@@ -137,12 +146,14 @@ test_wrap(void)
 		CHECK_STR(tc.argv[2], "-u");
 		CHECK_STR(tc.argv[4], "-t");
 		CHECK_STR(tc.argv[5], "0");
-		CHECK_STR(tc.argv[6], "tahoe");
-		CHECK(tc.argv[7] && !tc.argv[8]);
-		CHECK(strstr(tc.argv[7], "DYLD_INSERT_LIBRARIES='/a b.dylib' "
+		CHECK_STR(tc.argv[6], "--");
+		CHECK_STR(tc.argv[7], "tahoe");
+		CHECK(tc.argv[8] && !tc.argv[9]);
+		CHECK(strstr(tc.argv[8], "DYLD_INSERT_LIBRARIES='/a b.dylib' "
 			     "exec '/opt/llama bench'") != NULL);
-		CHECK(strstr(tc.argv[7], TRANSPORT_SEPARATOR) != NULL);
+		CHECK(strstr(tc.argv[8], TRANSPORT_SEPARATOR) != NULL);
 		CHECK(tc.merged == 1);
+		CHECK(tc.hold_stdin == 0);
 		env = joined(tc.env_set);
 		CHECK_STR(env, "LUME_LOG_LEVEL=error");
 		free(env);
