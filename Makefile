@@ -119,6 +119,7 @@ LIB_OBJS += analysis/captable.o
 LIB_OBJS += analysis/ablation.o
 LIB_OBJS += analysis/table.o
 LIB_OBJS += analysis/render.o
+LIB_OBJS += analysis/headline.o
 LIB_OBJS += analysis/provenance.o
 LIB_OBJS += analysis/plot.o
 LIB_OBJS += analysis/html.o
@@ -141,6 +142,7 @@ CMD_OBJS += cmd/calibrate.o
 CMD_OBJS += cmd/reproduce.o
 CMD_OBJS += cmd/models.o
 CMD_OBJS += cmd/shim.o
+CMD_OBJS += cmd/upgrade.o
 CMD_OBJS += cmd/progress.o
 
 # The shim itself, its tests and the Mach-O cross-check live in
@@ -255,8 +257,12 @@ llama-bench:
 lavapipe:
 	@sh bench/scripts/llama-bench.sh --lavapipe
 
-demo: deps llama-bench $(BIN)
-	@sh bench/scripts/demo.sh
+# deps says nothing unless it installs; then one line per step (the logs
+# under build/logs/), then the demo itself.
+demo: deps
+	@BUILD=$(BUILD) sh bench/scripts/step.sh llama-bench sh bench/scripts/llama-bench.sh
+	@BUILD=$(BUILD) sh bench/scripts/step.sh build $(MAKE) --no-print-directory $(BIN)
+	@SHIMBENCH=$(BIN) sh bench/scripts/demo.sh
 
 install: $(BIN)
 	@BIN=$(BIN) sh bench/scripts/install.sh "$(DESTDIR)" "$(PREFIX)"

@@ -7,7 +7,7 @@
 #      against the published figures;
 #   2. a real llama-bench session on this machine (the default plan: the
 #      synthetic tiny model, -p 512 -n 128 -r 10, 3 processes);
-#   3. the OS-update gate on a recorded pair of sessions;
+#   3. the OS-update gate on a recorded, simulated pair of sessions;
 #   4. the HTML page with its charts, and where to go next.
 #
 # Everything goes under reports/demo-STAMP/ (its own store, so the demo
@@ -25,15 +25,31 @@ mkdir -p "$out"
 sb() { "$bin" --db "$db" "$@"; }
 say() { printf '\n== %s\n\n' "$*"; }
 
-say "1. The published result: a macOS guest on an M1 Ultra, stock and with the shim"
+# table FILE: a report's headline table and its footnote, less the
+# headline sentence and the notes (the provenance is in the file)
+table() {
+	sed -n '/^| Workload/,/^Values:/p' "$1" | grep -v '^Values:' |
+		sed '/^Not shown (empty/,/^$/d'
+}
+# warnings FILE: what a report says its figures must not be read without
+warnings() {
+	{ sed -n '/^### Warnings/,/^$/p' "$1" | grep '^- ' || true
+	  grep '^- \*\*Warning:\*\*' "$1" | sed 's/^- \*\*Warning:\*\* /- /' || true; } |
+		sed 's/^- /  warning: /'
+}
+
 # (the Gemma set's SHA256SUMS also lists the publisher's notes, which the
 # project does not copy: import names them in a warning, kept in the log)
 sb --quiet import --mapping "$e1/mapping.json" --mapping "$e2/mapping.json" \
 	"$e1" "$e2" >"$out/import.log" 2>&1
 sb report --select kind=import --format md -o "$out/published.md" 2>/dev/null
-# the headline table only: the provenance section is in the file
-sed -n '/^## llama-bench/,/^Values:/p' "$out/published.md"
+# the first screen leads with the result itself, computed from the rows
+say "$(sed -n 's/^\*\*Headline:\*\* //p' "$out/published.md")"
+echo "1. The published evidence: an M1 Ultra host and its macOS guest, stock and with the shim"
+echo
+table "$out/published.md"
 sb reproduce >"$out/reproduce.txt" || true
+echo
 tail -n 1 "$out/reproduce.txt"
 
 say "2. A real llama-bench session on this machine"
@@ -42,17 +58,22 @@ say "2. A real llama-bench session on this machine"
 rc=0
 sb --quiet run --label "demo-$stamp" --bundle "$out/bundle" bench/plans/default.json \
 	>"$out/local.md" || rc=$?
-sed -n '/^## llama-bench/,/^Values:/p' "$out/local.md"
+table "$out/local.md"
+# this machine's own warnings (its load, a wide spread) on screen too
+warnings "$out/local.md"
 
-say "3. The macOS-update gate on a recorded pair (an 'update' about 14 % slower)"
+say "3. The macOS-update gate on a simulated pair (one machine; the 'update' is a model 15 % larger, about 14 % slower)"
 sb --quiet import --mapping "$osu/base.mapping.json" --mapping "$osu/slow.mapping.json" \
 	"$osu/base" "$osu/slow" >>"$out/import.log" 2>&1
 grc=0
 sb gate --baseline session=latest~1 --candidate session=latest \
 	--json "$out/gate.json" >"$out/gate.md" 2>"$out/gate.err" || grc=$?
-# the verdict table only: the gate's Markdown goes on with its warnings
-# and the provenance of both sides (in the file)
+# the verdict and each check's words: the gate's Markdown goes on with
+# its warnings and the provenance of both sides (in the file)
+sed -n '1s/^### //p' "$out/gate.md"
 sed -n '/^| check /,/^$/p' "$out/gate.md"
+awk '/^  - workload: / { w = substr($0, 15) }
+     /^  - detail: / { print "  " w ": " substr($0, 13) }' "$out/gate.md"
 echo "gate exit code: $grc (0 pass, 1 regression, 4 inconclusive)"
 
 say "4. Report and charts"

@@ -203,11 +203,11 @@ sb() { "$bin" --db "$out/study.db" "$@"; }
 	echo
 	echo "## Verification"
 	echo
-	n_v=$(sb sessions --show 1 2>/dev/null | grep -c '| verified ' || true)
-	n_u=$(sb sessions --show 1 2>/dev/null | grep -c '| unverified ' || true)
+	n_v=$(sb sessions --show 1 --wide 2>/dev/null | grep -c '| verified ' || true)
+	n_u=$(sb sessions --show 1 --wide 2>/dev/null | grep -c '| unverified ' || true)
 	echo "$n_v runs verified, $n_u unverified."
 	echo
-	sb sessions --show 1 2>/dev/null || true
+	sb sessions --show 1 --wide 2>/dev/null || true
 	echo
 	echo "## Goal (prompt processing)"
 	echo

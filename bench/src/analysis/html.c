@@ -93,7 +93,7 @@ html_report(const struct report *r, const struct plot_histories *h,
 	    struct buf *out)
 {
 	struct table t;
-	char now[21];
+	char now[21], *said;
 	size_t i;
 	int n;
 
@@ -131,12 +131,26 @@ html_report(const struct report *r, const struct plot_histories *h,
 		buf_adds(out, "</ul>\n");
 	}
 	buf_adds(out, "<h2>Speedup and percent of bare metal</h2>\n");
+	said = report_headline_sentence(r);
+	if (*said) {
+		buf_adds(out, "<p class=\"headline\"><strong>");
+		html_escape(out, said);
+		buf_adds(out, "</strong></p>\n");
+	}
+	free(said);
 	report_headline_table(r, &t);
 	if (t.nrows)
 		table_render_html(&t, out);
 	else
 		buf_adds(out, "<p>No bare-metal, stock or shim runs selected.</p>\n");
 	table_release(&t);
+	said = report_no_host_note(r);
+	if (*said) {
+		buf_adds(out, "<p class=\"note\" id=\"no-host\">");
+		html_escape(out, said);
+		buf_adds(out, "</p>\n");
+	}
+	free(said);
 	buf_adds(out, "<h2>Charts</h2>\n");
 	n = charts(r, h, out);
 	if (n == PLOT_NO_GNUPLOT)

@@ -102,6 +102,17 @@ add_label_max(struct buf *b, const char *label, size_t max)
 	free(s);
 }
 
+/* Characters of a label as a tic shows it (at most TIC_MAX). */
+static size_t
+label_chars(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n > TIC_MAX ? TIC_MAX : n;
+}
+
 static void
 add_label(struct buf *b, const char *s)
 {
@@ -195,13 +206,21 @@ cleanup:
 
 /* ---- the report's charts ------------------------------------------------- */
 
-/* "LABEL (RUNTIME)[ [tampered]] TEST" (caller frees). */
+/* "LABEL (RUNTIME)[ [config]][ [tampered]] TEST[ · session N]" (caller
+ * frees): the session last, so a label still reads "(llama.cpp) pp512". */
 static char *
 workload_label(const struct rep_workload *w)
 {
-	char *name = report_workload_name(w);
-	char *s = xstrfmt("%s %s", name, w->test);
+	struct rep_workload plain = *w;
+	char *name, *s;
 
+	plain.session = 0;
+	name = report_workload_name(&plain);
+	if (w->session)
+		s = xstrfmt("%s %s · session %lld", name, w->test,
+			    (long long)w->session);
+	else
+		s = xstrfmt("%s %s", name, w->test);
 	free(name);
 	return s;
 }
@@ -288,11 +307,42 @@ add_ratio(struct buf *d, const struct rep_cell *num, const struct rep_cell *den,
  * The data file of a report chart: one line per workload it draws.
  * Returns the number of lines; *top gets the highest value drawn.
  */
+/*
+ * The right margin (pixels of the 1000 px chart) that the x labels of a
+ * chart of rows bars need: a label rotated by -25 degrees, left-aligned
+ * at its tic, runs right by about len x 7.6 px x cos 25; the last bars'
+ * labels must end inside the picture, never cut (issue 22). A few rounds,
+ * as a wider margin narrows the bars.
+ */
+static double
+label_room(const size_t *len, int rows)
+{
+	double room = 40, width;
+	int k, round;
+
+	for (round = 0; round < 4; round++) {
+		double need = 40;
+
+		width = 1000 - 90 - room;   /* the plot: less the y axis */
+		for (k = 0; k < rows; k++) {
+			double run = len[k] * 7.6 * 0.9063;
+			double to_edge = (rows - 0.4 - k) * width / (rows + 0.2);
+
+			if (run - to_edge + 16 > need)
+				need = run - to_edge + 16;
+		}
+		if (need > 520)
+			need = 520;
+		room = need;
+	}
+	return room;
+}
+
 static int
 report_data(const struct report *r, const char *chart, struct buf *d,
-	    double *top)
+	    double *top, double *room)
 {
-	size_t i;
+	size_t i, *len = xcalloc(r->n + 1, sizeof(size_t));
 	int rows = 0;
 
 	*top = 0;
@@ -311,6 +361,7 @@ report_data(const struct report *r, const char *chart, struct buf *d,
 			continue;
 		}
 		label = workload_label(w);
+		len[rows] = label_chars(label);
 		add_label(d, label);
 		free(label);
 		if (!strcmp(chart, "throughput")) {
@@ -332,6 +383,8 @@ report_data(const struct report *r, const char *chart, struct buf *d,
 		buf_addch(d, '\n');
 		rows++;
 	}
+	*room = label_room(len, rows);
+	free(len);
 	return rows;
 }
 
@@ -339,18 +392,20 @@ report_data(const struct report *r, const char *chart, struct buf *d,
  * report says a target is a VM (report.h guest). */
 static void
 report_script(const char *chart, const char *term, int rows, double top,
-	      int guest, struct buf *g)
+	      double room, int guest, struct buf *g)
 {
 	const char *bare = guest ? "bare-metal host" : "bare";
 	const char *stock = guest ? "stock guest" : "stock";
 	const char *shim = guest ? "shim guest" : "shim";
 
-	/* room below for rotated labels of up to TIC_MAX characters */
+	/* room below for rotated labels of up to TIC_MAX characters, and
+	 * right of the plot for the last ones */
 	script_head(g, term, 640);
 	buf_adds(g, "set style data histograms\n"
 		 "set style fill solid 0.85 border -1\n"
 		 "set xtics rotate by -25 left\n"
 		 "set bmargin 13\n");
+	buf_addf(g, "set rmargin at screen %.4f\n", 1 - room / 1000);
 	buf_addf(g, "set xrange [-0.6:%g]\n", rows - 0.4);
 	if (!strcmp(chart, "throughput")) {
 		buf_adds(g, "set offsets 0, 0, graph 0.12, 0\n"
@@ -403,17 +458,17 @@ plot_chart(const struct report *r, const char *chart, const char *term,
 	   struct buf *out)
 {
 	struct buf data = BUF_INIT, script = BUF_INIT;
-	double top;
+	double top, room;
 	int rows, ret;
 
 	if (!have_gnuplot())
 		return PLOT_NO_GNUPLOT;
-	rows = report_data(r, chart, &data, &top);
+	rows = report_data(r, chart, &data, &top, &room);
 	if (rows == 0) {
 		buf_release(&data);
 		return 1;
 	}
-	report_script(chart, term, rows, top, r->guest, &script);
+	report_script(chart, term, rows, top, room, r->guest, &script);
 	ret = run_gnuplot(&data, &script, out);
 	buf_release(&data);
 	buf_release(&script);

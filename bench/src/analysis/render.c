@@ -35,8 +35,18 @@ cell_md(char *out, size_t size, const struct rep_cell *c)
 		snprintf(out, size, "–");
 		return;
 	}
-	snprintf(out, size, "%.2f (%.2f–%.2f, n=%zu)", c->sum.median,
-		 c->sum.min, c->sum.max, c->sum.n);
+	snprintf(out, size, "%.2f", c->sum.median);
+}
+
+/* The spread of a cell: "min–max, n=N" ("" without samples). */
+static void
+cell_spread(char *out, size_t size, const struct rep_cell *c)
+{
+	if (!c->sum.n)
+		snprintf(out, size, "%s", "");
+	else
+		snprintf(out, size, "%.2f–%.2f, n=%zu", c->sum.min,
+			 c->sum.max, c->sum.n);
 }
 
 /* A table's avg ± stddev of a cell without samples, as csv cells. */
@@ -130,8 +140,48 @@ varying_fields(const struct report *r)
 	return all;
 }
 
+/* The sessions a workload's cells hold: "3", or "1, 2" where pooled. */
+static void
+sessions_of(char *out, size_t size, const struct rep_workload *w)
+{
+	int64_t ids[8];
+	size_t n = 0, i, j, k, len = 0;
+	const struct rep_cell *c[3] = { &w->host, &w->stock, &w->shim };
+
+	out[0] = '\0';
+	if (w->session) {
+		snprintf(out, size, "%lld", (long long)w->session);
+		return;
+	}
+	for (i = 0; i < 3 + w->nothers; i++) {
+		const struct rep_cell *x = i < 3 ? c[i] : &w->others[i - 3];
+
+		for (j = 0; j < x->nsessions; j++) {
+			for (k = 0; k < n && ids[k] != x->sessions[j]; k++)
+				;
+			if (k == n && n < ARRAY_SIZE(ids))
+				ids[n++] = x->sessions[j];
+		}
+	}
+	for (i = 0; i < n && len + 24 < size; i++)
+		len += (size_t)snprintf(out + len, size - len, "%s%lld",
+					i ? ", " : "", (long long)ids[i]);
+}
+
+/* 1 when the report shows a workload once per session. */
+static int
+any_session(const struct report *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->w[i].session)
+			return 1;
+	return 0;
+}
+
 /*
- * A table of columns head[0..2), the varying fields, then tail[]: the
+ * A table of columns head[0..nh), the varying fields, then tail[]: the
  * names built here (the caller frees them with strv_free()).
  */
 static char **
@@ -156,24 +206,30 @@ columns(const char *const *head, size_t nh, char *const *vary,
 void
 report_headline_table(const struct report *r, struct table *t)
 {
-	static const char *const head[] = { "Workload", "Test" };
+	static const char *const head[] = { "Workload", "Test", "Session" };
 	/* host and guest only where a target is a VM */
 	static const char *const vm_tail[] = {
 		"Bare-metal host#", "Stock guest#", "Shim guest#",
 		"Guest speedup#", "Shim/host#", "Stock/host#",
+		"Bare-metal spread#", "Stock spread#", "Shim spread#",
 	};
 	static const char *const tail[] = {
 		"Bare#", "Stock#", "Shim#", "Shim ÷ stock#", "Shim ÷ bare#",
-		"Stock ÷ bare#",
+		"Stock ÷ bare#", "Bare spread#", "Stock spread#", "Shim spread#",
 	};
 	char **vary = varying_fields(r), **cols;
 	size_t nv = 0, ncols, i, j;
-	char v[6][96];
+	char v[9][96], sess[32];
+	size_t nh = any_session(r) ? 3 : 2;
 	double x;
+
+	size_t hosts = 0;
 
 	while (vary[nv])
 		nv++;
-	cols = columns(head, 2, vary, r->guest ? vm_tail : tail,
+	for (i = 0; i < r->n; i++)
+		hosts += r->w[i].host.variant != NULL;
+	cols = columns(head, nh, vary, r->guest ? vm_tail : tail,
 		       ARRAY_SIZE(tail), &ncols);
 	table_init(t, ncols, (const char *const *)cols);
 	for (i = 0; i < r->n; i++) {
@@ -186,9 +242,12 @@ report_headline_table(const struct report *r, struct table *t)
 			free(row);
 			continue;
 		}
-		name = nv ? report_workload_short_name(w) :
+		name = nv || nh > 2 ? report_workload_short_name(w) :
 			    report_workload_name(w);
+		sessions_of(sess, sizeof(sess), w);
 		cell_md(v[0], 96, &w->host);
+		if (!w->host.variant && hosts)   /* report_no_host_note() */
+			snprintf(v[0], 96, "–†");
 		cell_md(v[1], 96, &w->stock);
 		cell_md(v[2], 96, &w->shim);
 		x = report_guest_ratio(w);
@@ -197,16 +256,22 @@ report_headline_table(const struct report *r, struct table *t)
 		snprintf(v[4], 96, isnan(x) ? "–" : "%.2f %%", x);
 		x = report_stock_to_host(w);
 		snprintf(v[5], 96, isnan(x) ? "–" : "%.2f %%", x);
+		cell_spread(v[6], 96, &w->host);
+		cell_spread(v[7], 96, &w->stock);
+		cell_spread(v[8], 96, &w->shim);
 		row[0] = name;
 		row[1] = w->test;
+		row[2] = sess;   /* overwritten unless a Session column */
 		for (j = 0; j < nv; j++)
-			row[2 + j] = store_config_value(&w->config, vary[j]);
-		for (j = 0; j < 6; j++)
-			row[2 + nv + j] = v[j];
+			row[nh + j] = store_config_value(&w->config, vary[j]);
+		for (j = 0; j < ARRAY_SIZE(tail); j++)
+			row[nh + nv + j] = v[j];
 		table_add_row(t, row);
 		free(row);
 		free(name);
 	}
+	for (j = 6; j < ARRAY_SIZE(tail); j++)
+		table_wide_only(t, t->head[nh + nv + j]);
 	strv_free(cols);
 	strv_free(vary);
 }
@@ -215,24 +280,26 @@ report_headline_table(const struct report *r, struct table *t)
 void
 report_others_table(const struct report *r, struct table *t)
 {
-	static const char *const head[] = { "Workload", "Test" };
+	static const char *const head[] = { "Workload", "Test", "Session" };
 	static const char *const tail[] = {
 		"Variant", "Role", "Median t/s#", "Min–max#", "n#", "÷ stock#",
 	};
 	char **vary = varying_fields(r), **cols;
 	size_t nv = 0, ncols, i, j, k;
-	char v[4][96];
+	char v[4][96], sess[32];
+	size_t nh = any_session(r) ? 3 : 2;
 	double x;
 
 	while (vary[nv])
 		nv++;
-	cols = columns(head, 2, vary, tail, ARRAY_SIZE(tail), &ncols);
+	cols = columns(head, nh, vary, tail, ARRAY_SIZE(tail), &ncols);
 	table_init(t, ncols, (const char *const *)cols);
 	for (i = 0; i < r->n; i++) {
 		const struct rep_workload *w = &r->w[i];
 		for (j = 0; j < w->nothers; j++) {
 			const struct rep_cell *c = &w->others[j];
-			char *name = nv ? report_workload_short_name(w) :
+			char *name = nv || nh > 2 ?
+				     report_workload_short_name(w) :
 				     report_workload_name(w);
 			const char **row = xcalloc(ncols, sizeof(char *));
 
@@ -247,17 +314,19 @@ report_others_table(const struct report *r, struct table *t)
 			snprintf(v[2], 96, "%zu", c->sum.n);
 			x = report_ratio(c, &w->stock);
 			snprintf(v[3], 96, isnan(x) ? "–" : "%.2f×", x);
+			sessions_of(sess, sizeof(sess), w);
 			row[0] = name;
 			row[1] = w->test;
+			row[2] = sess;   /* overwritten unless a Session column */
 			for (k = 0; k < nv; k++)
-				row[2 + k] = store_config_value(&w->config,
-								vary[k]);
-			row[2 + nv] = c->variant;
-			row[3 + nv] = c->role;
-			row[4 + nv] = v[0];
-			row[5 + nv] = v[1];
-			row[6 + nv] = v[2];
-			row[7 + nv] = v[3];
+				row[nh + k] = store_config_value(&w->config,
+								 vary[k]);
+			row[nh + nv] = c->variant;
+			row[nh + 1 + nv] = c->role;
+			row[nh + 2 + nv] = v[0];
+			row[nh + 3 + nv] = v[1];
+			row[nh + 4 + nv] = v[2];
+			row[nh + 5 + nv] = v[3];
 			table_add_row(t, row);
 			free(row);
 			free(name);
@@ -268,16 +337,24 @@ report_others_table(const struct report *r, struct table *t)
 }
 
 const char report_values_note[] =
-	"Values: median tokens/s of all samples_ts (min–max, sample count). "
-	"Speedup = shim ÷ stock (the guest speedup where they run in a VM).";
+	"Values: median tokens/s of all samples_ts; the spread columns give "
+	"min–max and the sample count. Speedup = shim ÷ stock (the guest "
+	"speedup where they run in a VM).";
 
-/* The fields every workload of a runtime shares, once above the table. */
+/*
+ * The fields every workload of a runtime shares: with the provenance, at
+ * the end, one row per field (a study's 26 llama-bench fields above the
+ * table hid the figures; the table's columns show the ones that differ).
+ */
 static void
 render_constants(const struct report *r, struct buf *out)
 {
+	static const char *const cols[] = { "Runtime", "Field", "Value" };
 	char **rts = xcalloc(1, sizeof(char *));
 	size_t nr = 0, i, j;
+	struct table t;
 
+	table_init(&t, ARRAY_SIZE(cols), cols);
 	for (i = 0; i < r->n; i++) {
 		for (j = 0; j < nr && strcmp(rts[j], r->w[i].runtime); j++)
 			;
@@ -288,17 +365,25 @@ render_constants(const struct report *r, struct buf *out)
 		char **vary, **same;
 
 		report_config_fields(r, rts[j], &vary, &same);
-		if (same[0]) {
-			buf_addf(out, "Configuration of every %s row: ",
-				 report_runtime_display(rts[j]));
-			for (i = 0; same[i]; i++)
-				buf_addf(out, "%s`%s`", i ? ", " : "", same[i]);
-			buf_adds(out, vary[0] ? ". Columns show the fields "
-				 "that differ.\n\n" : ".\n\n");
+		for (i = 0; same[i]; i++) {
+			char *eq = strchr(same[i], '=');
+			const char *row[3];
+
+			*eq = '\0';
+			row[0] = report_runtime_display(rts[j]);
+			row[1] = same[i];
+			row[2] = eq + 1;
+			table_add_row(&t, row);
 		}
 		strv_free(vary);
 		strv_free(same);
 	}
+	if (t.nrows) {
+		buf_adds(out, "\n### Configuration: the fields not shown as "
+			 "columns\n\n");
+		table_render_md(&t, out);
+	}
+	table_release(&t);
 	strv_free(rts);
 }
 
@@ -308,16 +393,24 @@ render_md(const struct report *r, struct buf *out)
 	struct table t;
 	size_t i;
 
+	char *line = report_headline_sentence(r);
+
 	buf_adds(out, "## llama-bench: speedup and percent of bare metal\n\n");
+	if (*line)
+		buf_addf(out, "**Headline:** %s\n\n", line);
+	free(line);
 	if (r->nsessions > 1)
 		buf_addf(out, "Sessions shown: %s (%zu sessions; see the "
 			 "provenance below).\n\n", r->sessions, r->nsessions);
-	render_constants(r, out);
 	report_headline_table(r, &t);
 	if (t.nrows)
 		table_render_md(&t, out);
 	else
 		buf_adds(out, "(no bare-metal, stock or shim runs selected)\n");
+	line = report_no_host_note(r);
+	if (*line)
+		buf_addf(out, "\n%s\n", line);
+	free(line);
 	buf_addf(out, "\n%s\n", report_values_note);
 	table_release(&t);
 	report_others_table(r, &t);
@@ -355,6 +448,7 @@ render_md(const struct report *r, struct buf *out)
 	}
 	buf_addch(out, '\n');
 	provenance_render_md(r->prov, NULL, 2, out);
+	render_constants(r, out);
 }
 
 static void

@@ -174,7 +174,8 @@ config_free(struct store_config *c)
 
 
 static struct rep_workload *
-workload_for(struct report *rep, const struct store_result *r, size_t *last)
+workload_for(struct report *rep, const struct store_result *r,
+	     int64_t session, size_t *last)
 {
 	struct rep_workload *w;
 	size_t i;
@@ -186,6 +187,8 @@ workload_for(struct report *rep, const struct store_result *r, size_t *last)
 		if (k >= rep->n || (i && k == *last))
 			continue;
 		w = &rep->w[k];
+		if (w->session != session)
+			continue;
 		/* the row's strings are interned: the same pointers, the
 		 * same workload as a row seen before */
 		if (w->seen && w->seen->model == r->model &&
@@ -223,6 +226,17 @@ workload_for(struct report *rep, const struct store_result *r, size_t *last)
 	w->test = xstrdup(r->test);
 	w->model_sha256 = xstrdup(r->model_sha256);
 	w->seen = r;
+	w->session = session;
+	w->first_session = r->session_id;
+	/* the study's order: a model where its first row came (rows come
+	 * in session, run and row order: the plan's or mapping's) */
+	w->order = rep->n - 1;
+	for (i = 0; i + 1 < rep->n; i++)
+		if (!strcmp(rep->w[i].label, w->label) &&
+		    !strcmp(rep->w[i].runtime, w->runtime)) {
+			w->order = rep->w[i].order;
+			break;
+		}
 	config_copy(&w->config, r->config);
 	*last = rep->n - 1;
 	return w;
@@ -253,10 +267,11 @@ static int
 cmp_workload(const void *a, const void *b)
 {
 	const struct rep_workload *x = a, *y = b;
-	int c = strcmp(x->label, y->label);
+	int c = (x->order > y->order) - (x->order < y->order);
 
 	if (!c)
-		c = strcmp(x->runtime, y->runtime);
+		c = (x->first_session > y->first_session) -
+		    (x->first_session < y->first_session);
 	if (!c)
 		c = report_natcmp(x->test, y->test);
 	return c ? c : report_natcmp(x->config.canon, y->config.canon);
@@ -275,6 +290,8 @@ name_configs(struct report *rep)
 		struct rep_workload *w = &rep->w[i];
 		char **same;
 
+		size_t j;
+
 		for (k = 0; k < nrt && strcmp(rt[k], w->runtime); k++)
 			;
 		if (k == nrt) {
@@ -283,7 +300,20 @@ name_configs(struct report *rep)
 			strv_free(same);
 			nrt++;
 		}
-		w->config_words = workload_config_words(&w->config, vary[k]);
+		/* named only where another row of its model and test has
+		 * another configuration: nothing else needs telling apart */
+		for (j = 0; j < rep->n; j++) {
+			const struct rep_workload *x = &rep->w[j];
+
+			if (x != w && !strcmp(x->runtime, w->runtime) &&
+			    !strcmp(x->test, w->test) &&
+			    !strcmp(*x->model_sha256 ? x->model_sha256 : x->model,
+				    *w->model_sha256 ? w->model_sha256 : w->model) &&
+			    strcmp(x->config.canon, w->config.canon))
+				break;
+		}
+		w->config_words = j < rep->n ?
+			workload_config_words(&w->config, vary[k]) : xstrdup("");
 	}
 	for (k = 0; k < nrt; k++)
 		strv_free(vary[k]);
@@ -291,31 +321,104 @@ name_configs(struct report *rep)
 	free(rt);
 }
 
+/*
+ * The value of key among the workloads w[0..n) of one runtime in words:
+ * the one value, or each value with the models that have it ("8 (A, B);
+ * 2 (C)"); caller frees.
+ */
+static char *
+config_value_words(const struct rep_workload *const *w, size_t n,
+		   const char *key)
+{
+	struct buf b = BUF_INIT;
+	size_t i, j, k;
+
+	for (i = 0; i < n; i++) {
+		const char *v = store_config_value(&w[i]->config, key);
+		int first = 1;
+
+		v = v ? v : "–";
+		for (j = 0; j < i; j++) {
+			const char *u = store_config_value(&w[j]->config, key);
+
+			if (!strcmp(u ? u : "–", v))
+				break;
+		}
+		if (j < i)
+			continue;   /* this value was said */
+		buf_addf(&b, "%s%s", b.len ? "; " : "", v);
+		for (j = i; j < n; j++) {
+			const char *u = store_config_value(&w[j]->config, key);
+
+			if (strcmp(u ? u : "–", v))
+				continue;
+			for (k = i; k < j; k++) {
+				const char *x = store_config_value(&w[k]->config,
+								   key);
+				if (!strcmp(x ? x : "–", v) &&
+				    !strcmp(w[k]->label, w[j]->label))
+					break;
+			}
+			if (k == j) {
+				buf_addf(&b, "%s%s", first ? " (" : ", ",
+					 w[j]->label);
+				first = 0;
+			}
+		}
+		buf_adds(&b, ")");
+	}
+	return buf_detach(&b, NULL);
+}
+
 void
 report_config_fields(const struct report *r, const char *rt, char ***vary,
 		     char ***same)
 {
 	const struct store_config **cfg = xcalloc(r->n + 1, sizeof(*cfg));
+	const struct rep_workload **ws = xcalloc(r->n + 1, sizeof(*ws));
+	char **grp = xcalloc(r->n + 1, sizeof(*grp)), **all;
 	size_t n = 0, i, k, ns = 0;
 
 	for (i = 0; i < r->n; i++)
-		if (!rt || !strcmp(r->w[i].runtime, rt))
+		if (!rt || !strcmp(r->w[i].runtime, rt)) {
+			ws[n] = &r->w[i];
+			grp[n] = workload_group_key(*r->w[i].model_sha256 ?
+						    r->w[i].model_sha256 :
+						    r->w[i].model, r->w[i].runtime,
+						    r->w[i].test, NULL);
 			cfg[n++] = &r->w[i].config;
-	*vary = workload_varying_keys(cfg, n);
+		}
+	*vary = workload_distinct_keys(cfg, (const char *const *)grp, n);
+	all = workload_varying_keys(cfg, n);
 	*same = xcalloc(1, sizeof(char *));
+	/* every other field: its one value, or its value per model */
 	for (k = 0; n && k < cfg[0]->n; k++) {
-		for (i = 0; (*vary)[i] && strcmp((*vary)[i], cfg[0]->keys[k]); i++)
+		const char *key = cfg[0]->keys[k];
+
+		for (i = 0; (*vary)[i] && strcmp((*vary)[i], key); i++)
 			;
 		if ((*vary)[i])
 			continue;
+		for (i = 0; all[i] && strcmp(all[i], key); i++)
+			;
 		/* a host and its guest name their GPU differently */
-		if (r->per_host_mixed && lb_field_per_host(cfg[0]->keys[k]))
+		if (r->per_host_mixed && lb_field_per_host(key)) {
 			*same = strv_push(*same, &ns, xstrfmt("%s=(per target)",
-					  cfg[0]->keys[k]));
-		else
-			*same = strv_push(*same, &ns, xstrfmt("%s=%s",
-					  cfg[0]->keys[k], cfg[0]->values[k]));
+					  key));
+		} else if (!all[i]) {
+			*same = strv_push(*same, &ns, xstrfmt("%s=%s", key,
+					  cfg[0]->values[k]));
+		} else {
+			char *words = config_value_words(ws, n, key);
+
+			*same = strv_push(*same, &ns, xstrfmt("%s=%s", key,
+								words));
+			free(words);
+		}
 	}
+	strv_free(all);
+	strv_free(grp);
+	free(ws);
 	free(cfg);
 }
 
@@ -366,6 +469,18 @@ warn_workloads(struct report *rep)
 			what = xstrfmt("%s %s, %s", name, w->test, c->variant);
 			outliers_processes(c->ts, c->run_n, (size_t)c->runs, what,
 					   &rep->warn);
+			/* a machine that was not quiet: on screen, not only in
+			 * the file (issue 22) */
+			if (c->sum.n >= 3 && c->sum.min > 0 &&
+			    c->sum.max / c->sum.min >= REPORT_SPREAD_WARN)
+				warnings_add(&rep->warn, xstrfmt(
+					"%s: the samples span %.2f–%.2f t/s, %.1f× "
+					"from the slowest to the fastest: the "
+					"machine was not quiet (load, throttling, "
+					"other processes); the median stands, but "
+					"rerun on a quiet machine before reading "
+					"small differences", what, c->sum.min,
+					c->sum.max, c->sum.max / c->sum.min));
 			if (c->nidents > 1) {
 				struct buf b = BUF_INIT;
 				size_t k;
@@ -613,23 +728,98 @@ capfacts_fill(struct store *s, struct report *r)
 }
 
 static int report_build_tx(struct store *s, const struct selection *sel,
-			   struct report *out);
+			   int pool, struct report *out);
 
 int
 report_build(struct store *s, const struct selection *sel, struct report *out)
+{
+	return report_build_pooled(s, sel, 1, out);
+}
+
+int
+report_build_pooled(struct store *s, const struct selection *sel, int pool,
+		    struct report *out)
 {
 	int rc;
 
 	/* one snapshot for the rows, what was left out and the provenance */
 	if (store_read_begin(s) < 0)
 		return -1;
-	rc = report_build_tx(s, sel, out);
+	rc = report_build_tx(s, sel, pool, out);
 	store_read_end(s);
 	return rc;
 }
 
+/* A row's workload and variant, the key sessions are told apart by. */
+struct row_key {
+	char *key;
+	int64_t session;
+	size_t row;
+};
+
 static int
-report_build_tx(struct store *s, const struct selection *sel,
+cmp_row_key(const void *a, const void *b)
+{
+	const struct row_key *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x->session > y->session) - (x->session < y->session);
+}
+
+/*
+ * Which rows belong to a workload whose cell (same workload, same
+ * variant) holds rows of several sessions: split[i] is 1 for them. Those
+ * workloads are shown once per session unless the report pools; a host
+ * session and a guest session of one study pool nothing and stay one row.
+ */
+static char *
+rows_to_split(const struct store_result *rows, size_t n)
+{
+	struct row_key *k = xcalloc(n + 1, sizeof(*k));
+	char *split = xcalloc(n + 1, 1), **wl = xcalloc(1, sizeof(char *));
+	size_t i, j, nk = 0, nw = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct store_result *r = &rows[i];
+
+		k[nk].key = xstrfmt("%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
+				    *r->model_sha256 ? r->model_sha256 : r->model,
+				    r->runtime, r->test, r->config ?
+				    r->config->canon : "", r->variant, r->role);
+		k[nk].session = r->session_id;
+		k[nk++].row = i;
+	}
+	qsort(k, nk, sizeof(*k), cmp_row_key);
+	/* the workloads (the key less variant and role) seen in two sessions */
+	for (i = 1; i < nk; i++)
+		if (!strcmp(k[i].key, k[i - 1].key) &&
+		    k[i].session != k[i - 1].session) {
+			char *w = xstrdup(k[i].key), *p = strrchr(w, '\x1f');
+
+			*p = '\0';
+			p = strrchr(w, '\x1f');
+			*p = '\0';
+			for (j = 0; j < nw && strcmp(wl[j], w); j++)
+				;
+			if (j < nw)
+				free(w);
+			else
+				wl = strv_push(wl, &nw, w);
+		}
+	for (i = 0; nw && i < nk; i++)
+		for (j = 0; j < nw; j++)
+			if (!strncmp(k[i].key, wl[j], strlen(wl[j])) &&
+			    k[i].key[strlen(wl[j])] == '\x1f')
+				split[k[i].row] = 1;
+	for (i = 0; i < nk; i++)
+		free(k[i].key);
+	free(k);
+	strv_free(wl);
+	return split;
+}
+
+static int
+report_build_tx(struct store *s, const struct selection *sel, int pool,
 		struct report *out)
 {
 	struct store_result *rows;
@@ -637,7 +827,7 @@ report_build_tx(struct store *s, const struct selection *sel,
 	size_t n, nlo = 0, i, j, last = 0;
 	int64_t last_run = -1, last_table = -1, *sess = NULL;
 	int rc;
-	char *words;
+	char *words, *split;
 
 	memset(out, 0, sizeof(*out));
 	rc = store_query_results(s, sel, &rows, &n);
@@ -648,6 +838,7 @@ report_build_tx(struct store *s, const struct selection *sel,
 		return -1;
 	}
 	out->matched = n;
+	split = pool ? NULL : rows_to_split(rows, n);
 	for (i = 0; i < n; i++) {
 		const struct store_result *r = &rows[i];
 		struct rep_workload *w;
@@ -685,13 +876,15 @@ report_build_tx(struct store *s, const struct selection *sel,
 				"'–', never a median", (long long)r->session_id,
 				(long long)r->run_id, *r->model_label ?
 				r->model_label : r->model, r->test));
-		w = workload_for(out, r, &last);
+		w = workload_for(out, r, split && split[i] ? r->session_id : 0,
+				 &last);
 		w->tampered |= r->session_tampered;
 		w->partial |= run_state_of(r->run_status) != RUN_STATE_OK ||
 			session_state_of(r->session_status) != SESSION_STATE_OK;
 		cell_add(cell_for(w, r), r);
 		push_unique_id(&sess, &out->nsessions, r->session_id);
 	}
+	free(split);
 	{
 		struct buf b = BUF_INIT;
 
@@ -829,9 +1022,14 @@ name_of(const struct rep_workload *w, int with_config)
 {
 	int cfg = with_config && w->config_words && *w->config_words;
 
-	return xstrfmt("%s (%s)%s%s%s%s%s", w->label,
+	char sess[48] = "";
+
+	if (w->session && with_config)
+		snprintf(sess, sizeof(sess), " [session %lld]",
+			 (long long)w->session);
+	return xstrfmt("%s (%s)%s%s%s%s%s%s", w->label,
 		       report_runtime_display(w->runtime), cfg ? " [" : "",
-		       cfg ? w->config_words : "", cfg ? "]" : "",
+		       cfg ? w->config_words : "", cfg ? "]" : "", sess,
 		       w->tampered ? " [tampered]" : "",
 		       w->partial ? " [partial]" : "");
 }

@@ -23,6 +23,10 @@
 
 struct buf;
 
+/* A cell whose fastest sample is this many times its slowest is said to
+ * come from a machine that was not quiet (a warning). */
+#define REPORT_SPREAD_WARN 3.0
+
 struct rep_cell {
 	char *variant;          /* variant names joined with "+" */
 	char *role;
@@ -61,6 +65,10 @@ struct rep_workload {
 	int tampered;           /* data from a tampered import */
 	int partial;            /* from runs, or sessions, that did not end ok */
 	const struct store_result *seen;   /* a row of it, while building */
+	size_t order;           /* its model's first row among the rows */
+	int64_t session;        /* shown apart: the one session it holds
+				   (a report that does not pool); else 0 */
+	int64_t first_session;  /* the session of its first row */
 };
 
 struct rep_excluded {
@@ -92,6 +100,15 @@ struct report {
 /* 0; -1 after error(); RC_USAGE after error() when the selection is bad. */
 int report_build(struct store *s, const struct selection *sel,
 		 struct report *out);
+/*
+ * The same, pool 0: a workload measured by one variant in several
+ * sessions is one row per session (named "[session N]"), never one
+ * median of all; pool 1 (report_build) pools them, with a warning when
+ * their fingerprints differ. A study whose roles come from different
+ * sessions (host here, guest there) pools nothing and stays one row.
+ */
+int report_build_pooled(struct store *s, const struct selection *sel,
+			int pool, struct report *out);
 void report_release(struct report *r);
 
 /* How many workloads of the report are that model, runtime and test. */
@@ -103,7 +120,8 @@ const char *report_runtime_display(const char *runtime);
 /* "LABEL (RUNTIME)[ [field=value, ...]][ [tampered]][ [partial]]"
  * (caller frees). */
 char *report_workload_name(const struct rep_workload *w);
-/* The same without the configuration (Markdown shows it in columns). */
+/* The same without the configuration and the session (Markdown shows
+ * them in columns). */
 char *report_workload_short_name(const struct rep_workload *w);
 /* a / b of the medians; NAN when a side is missing. */
 double report_ratio(const struct rep_cell *a, const struct rep_cell *b);
@@ -115,8 +133,10 @@ double report_stock_to_host(const struct rep_workload *w);
 
 /*
  * The configuration fields of the workloads of runtime rt in the report
- * (rt NULL: all): those whose values vary (*vary) and those that are the
- * same in every one (*same, "field=value" each); strv_free() both.
+ * (rt NULL: all): those that tell rows of one model and test apart
+ * (*vary: the table's columns) and every other field of the first
+ * workload (*same, "field=value" each: the one value every workload has,
+ * or "v1 (model, ...); v2 (model)" where models differ); strv_free() both.
  */
 void report_config_fields(const struct report *r, const char *rt,
 			  char ***vary, char ***same);

@@ -16,6 +16,7 @@ table_init(struct table *t, size_t ncols, const char *const *names)
 	t->ncols = ncols;
 	t->head = xcalloc(ncols, sizeof(char *));
 	t->numeric = xcalloc(ncols, sizeof(int));
+	t->wide = xcalloc(ncols, sizeof(int));
 	for (i = 0; i < ncols; i++) {
 		size_t len = strlen(names[i]);
 		if (len && names[i][len - 1] == '#') {
@@ -53,7 +54,29 @@ table_release(struct table *t)
 	free(t->cells);
 	free(t->head);
 	free(t->numeric);
+	free(t->wide);
 	memset(t, 0, sizeof(*t));
+}
+
+void
+table_wide_only(struct table *t, const char *name)
+{
+	size_t c;
+
+	for (c = 0; c < t->ncols; c++)
+		if (!strcmp(t->head[c], name))
+			t->wide[c] = 1;
+}
+
+static size_t md_limit = TABLE_MD_WIDTH;
+
+size_t
+table_md_width(size_t width)
+{
+	size_t was = md_limit;
+
+	md_limit = width;
+	return was;
 }
 
 /* Display width: UTF-8 continuation bytes do not count. */
@@ -124,27 +147,109 @@ md_width(const char *s)
 	return w;
 }
 
-void
-table_render_md(const struct table *t, struct buf *out)
+/* The width of column c in Markdown: its widest cell as md_text()
+ * writes it. */
+static size_t
+md_col_width(const struct table *t, size_t c)
 {
-	size_t *w = xcalloc(t->ncols, sizeof(size_t)), r, c, i;
+	size_t w = md_width(t->head[c]), r;
 
-	for (c = 0; c < t->ncols; c++) {
-		w[c] = md_width(t->head[c]);
-		if (w[c] < 3)
-			w[c] = 3;
-		for (r = 0; r < t->nrows; r++) {
-			size_t cw = md_width(t->cells[r][c]);
+	if (w < 3)
+		w = 3;
+	for (r = 0; r < t->nrows; r++) {
+		size_t cw = md_width(t->cells[r][c]);
 
-			if (cw > w[c])
-				w[c] = cw;
+		if (cw > w)
+			w = cw;
+	}
+	return w;
+}
+
+/* A line: "| a | b |" is 1 + sum(w + 3). */
+static size_t
+md_line(const size_t *w, const int *show, size_t ncols)
+{
+	size_t n = 1, c;
+
+	for (c = 0; c < ncols; c++)
+		if (show[c])
+			n += w[c] + 3;
+	return n;
+}
+
+/* s on lines of at most about width characters, broken at spaces. */
+static void
+md_wrap(struct buf *out, const char *s, size_t width)
+{
+	size_t col = 0;
+
+	while (*s) {
+		size_t n = strcspn(s, " ");
+
+		if (col && col + 1 + n > width) {
+			buf_addch(out, '\n');
+			col = 0;
+		} else if (col) {
+			buf_addch(out, ' ');
+			col++;
+		}
+		buf_add(out, s, n);
+		col += n;
+		s += n;
+		while (*s == ' ')
+			s++;
+	}
+	buf_addch(out, '\n');
+}
+
+/* 1 when no row of column c holds a value ("" or "–" each). */
+static int
+md_empty(const struct table *t, size_t c)
+{
+	size_t r;
+
+	for (r = 0; r < t->nrows; r++)
+		if (*t->cells[r][c] && strcmp(t->cells[r][c], "–"))
+			return 0;
+	return 1;
+}
+
+/* Too wide for a table: one list item per row, a field per line. */
+static void
+md_records(const struct table *t, const int *show, struct buf *out)
+{
+	size_t r, c;
+
+	for (r = 0; r < t->nrows; r++) {
+		int first = 1;
+
+		for (c = 0; c < t->ncols; c++) {
+			if (!show[c])
+				continue;
+			buf_adds(out, first ? "- **" : "  - ");
+			md_text(out, t->head[c]);
+			buf_adds(out, first ? "**: " : ": ");
+			md_text(out, *t->cells[r][c] ? t->cells[r][c] : "–");
+			buf_addch(out, '\n');
+			first = 0;
 		}
 	}
+}
+
+static void
+md_table(const struct table *t, const size_t *w, const int *show,
+	 struct buf *out)
+{
+	size_t r, c, i;
+
 	buf_addch(out, '|');
 	for (c = 0; c < t->ncols; c++)
-		md_cell(out, t->head[c], w[c], t->numeric[c]);
+		if (show[c])
+			md_cell(out, t->head[c], w[c], t->numeric[c]);
 	buf_adds(out, "\n|");
 	for (c = 0; c < t->ncols; c++) {
+		if (!show[c])
+			continue;
 		buf_addch(out, ' ');
 		for (i = 0; i + 1 < w[c]; i++)
 			buf_addch(out, '-');
@@ -155,10 +260,62 @@ table_render_md(const struct table *t, struct buf *out)
 	for (r = 0; r < t->nrows; r++) {
 		buf_addch(out, '|');
 		for (c = 0; c < t->ncols; c++)
-			md_cell(out, t->cells[r][c], w[c], t->numeric[c]);
+			if (show[c])
+				md_cell(out, t->cells[r][c], w[c],
+					t->numeric[c]);
 		buf_addch(out, '\n');
 	}
+}
+
+/*
+ * Within md_limit: the wide-only columns go first, then, when a line is
+ * still too long, the rows become list items. A line after says what
+ * was left out.
+ */
+void
+table_render_md(const struct table *t, struct buf *out)
+{
+	size_t *w = xcalloc(t->ncols + 1, sizeof(size_t)), c, hidden = 0;
+	int *show = xcalloc(t->ncols + 1, sizeof(int));
+
+	for (c = 0; c < t->ncols; c++) {
+		w[c] = md_col_width(t, c);
+		show[c] = 1;
+	}
+	if (md_limit && md_line(w, show, t->ncols) > md_limit)
+		for (c = 0; c < t->ncols; c++)
+			if (t->wide[c]) {
+				show[c] = 0;
+				hidden++;
+			}
+	/* then the columns that hold nothing ("–" in every row) */
+	if (md_limit && md_line(w, show, t->ncols) > md_limit)
+		for (c = 0; c < t->ncols; c++)
+			if (show[c] && t->nrows && md_empty(t, c)) {
+				show[c] = 0;
+				hidden++;
+			}
+	if (md_limit && md_line(w, show, t->ncols) > md_limit)
+		md_records(t, show, out);
+	else
+		md_table(t, w, show, out);
+	if (hidden) {
+		struct buf note = BUF_INIT;
+
+		buf_adds(&note, "Not shown (empty, or too wide for the "
+			 "terminal):");
+		for (c = 0; c < t->ncols; c++)
+			if (!show[c])
+				buf_addf(&note, " %s%s", t->head[c],
+					 --hidden ? "," : ";");
+		buf_adds(&note, " `--wide` shows every column, csv and json "
+			 "hold them.");
+		buf_addch(out, '\n');
+		md_wrap(out, note.buf, 100);
+		buf_release(&note);
+	}
 	free(w);
+	free(show);
 }
 
 /*

@@ -274,6 +274,56 @@ workload_varying_keys(const struct store_config *const *cfg, size_t n)
 	return keys;
 }
 
+/*
+ * The fields that tell rows apart: the union, over the groups of rows
+ * that share model, runtime and test (group[i] is cfg[i]'s), of the
+ * fields that vary within one group. Two different models need no field
+ * to tell them apart, and a llama.cpp row and an MLX-LM row share no
+ * fields: naming every field that differs between them buried the one
+ * that tells two TinyLlama pp512 rows apart (issue 22).
+ */
+char **
+workload_distinct_keys(const struct store_config *const *cfg,
+		       const char *const *group, size_t n)
+{
+	const struct store_config **sub = xcalloc(n + 1, sizeof(*sub));
+	char **all = xcalloc(1, sizeof(char *));
+	size_t na = 0, i, j, k, ns;
+
+	for (i = 0; i < n; i++) {
+		char **keys;
+
+		for (j = 0; j < i && strcmp(group[j], group[i]); j++)
+			;
+		if (j < i)
+			continue;   /* this group was done */
+		for (ns = 0, j = i; j < n; j++)
+			if (!strcmp(group[j], group[i]))
+				sub[ns++] = cfg[j];
+		if (ns < 2)
+			continue;
+		keys = workload_varying_keys(sub, ns);
+		for (k = 0; keys[k]; k++) {
+			for (j = 0; j < na && strcmp(all[j], keys[k]); j++)
+				;
+			if (j == na)
+				all = strv_push(all, &na, xstrdup(keys[k]));
+		}
+		strv_free(keys);
+	}
+	free(sub);
+	qsort(all, na, sizeof(char *), cmp_str);
+	return all;
+}
+
+char *
+workload_group_key(const char *model, const char *runtime, const char *test,
+		   const char *extra)
+{
+	return xstrfmt("%s\x1f%s\x1f%s\x1f%s", model, runtime, test,
+		       extra ? extra : "");
+}
+
 char *
 workload_config_words(const struct store_config *c, char *const *keys)
 {
@@ -485,6 +535,7 @@ workload_match(const struct store_result *ra, size_t na,
 	size_t nbw = 0;
 	struct pool_note *pa = NULL, *pb = NULL;
 	const struct store_config **cfg = NULL;
+	char **rts;
 	char **vary = NULL, *has_b = NULL;
 	size_t nw = 0, ca, cb, i, j, k;
 	char *va = variant_set(ra, na, &ca), *vb = variant_set(rb, nb, &cb);
@@ -562,9 +613,14 @@ workload_match(const struct store_result *ra, size_t na,
 		*why = why_unpaired(rep, nw, has_b, rb, nb);
 	/* the configuration fields that vary among the workloads: in names */
 	cfg = xcalloc(nw + 1, sizeof(*cfg));
-	for (i = 0; i < nw; i++)
+	rts = xcalloc(nw + 1, sizeof(*rts));
+	for (i = 0; i < nw; i++) {
 		cfg[i] = w[i].config;
-	vary = workload_varying_keys(cfg, nw);
+		rts[i] = workload_group_key(w[i].model, w[i].runtime, w[i].test,
+					    by_variant ? w[i].variant : NULL);
+	}
+	vary = workload_distinct_keys(cfg, (const char *const *)rts, nw);
+	strv_free(rts);
 	/* Keep the workloads with both sides, in baseline order. */
 	for (i = k = 0; i < nw; i++) {
 		char *words = workload_config_words(w[i].config, vary);
@@ -582,6 +638,9 @@ workload_match(const struct store_result *ra, size_t na,
 				    *w[i].model ? w[i].model : w[i].model_label,
 				    w[i].test,
 				    *words ? " [" : "", words, *words ? "]" : "");
+		w[i].short_name = xstrfmt("%s%s%s %s", by_variant ?
+					  w[i].variant : "", by_variant ?
+					  ": " : "", w[i].model, w[i].test);
 		w[i].idents_a = pa[i].nident;
 		w[i].idents_b = pb[i].nident;
 		w[i].sessions_a = note_sessions(&pa[i]);
@@ -620,6 +679,7 @@ workload_release(struct workload *w)
 	free(w->test);
 	free(w->runtime);
 	free(w->name);
+	free(w->short_name);
 	free(w->identity_a);
 	free(w->identity_b);
 	free(w->os_build_a);
@@ -861,6 +921,7 @@ workload_series(struct store *s, const struct store_result *rows, size_t n,
 {
 	const struct store_result **rep = NULL;
 	const struct store_config **cfg;
+	char **rts;
 	char **vary;
 	size_t i, j;
 
@@ -929,9 +990,17 @@ workload_series(struct store *s, const struct store_result *rows, size_t n,
 	}
 	/* keys name what varies among the series' configurations */
 	cfg = xcalloc(*ns + 1, sizeof(*cfg));
-	for (j = 0; j < *ns; j++)
+	rts = xcalloc(*ns + 1, sizeof(*rts));
+	for (j = 0; j < *ns; j++) {
+		char *tv = xstrfmt("%s/%s", rep[j]->target, rep[j]->variant);
+
 		cfg[j] = (*out)[j].config;
-	vary = workload_varying_keys(cfg, *ns);
+		rts[j] = workload_group_key((*out)[j].model, (*out)[j].runtime,
+					    (*out)[j].test, tv);
+		free(tv);
+	}
+	vary = workload_distinct_keys(cfg, (const char *const *)rts, *ns);
+	strv_free(rts);
 	for (j = 0; j < *ns; j++) {
 		struct workload_series *x = &(*out)[j];
 		char *words = workload_config_words(x->config, vary);

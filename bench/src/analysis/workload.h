@@ -107,6 +107,16 @@ int workload_same_config(const struct store_config *a, const char *target_a,
  * "key=value, ..." of c for keys (caller frees; "" when none).
  */
 char **workload_varying_keys(const struct store_config *const *cfg, size_t n);
+/*
+ * The fields that tell rows apart: the union over the groups of cfg that
+ * share a group key (group[i] is cfg[i]'s, from workload_group_key()) of
+ * the fields that vary within a group (strv_free()).
+ */
+char **workload_distinct_keys(const struct store_config *const *cfg,
+			      const char *const *group, size_t n);
+/* "model, runtime, test[, extra]" as one key (caller frees). */
+char *workload_group_key(const char *model, const char *runtime,
+			 const char *test, const char *extra);
 char *workload_config_words(const struct store_config *c, char *const *keys);
 
 /*
@@ -121,6 +131,8 @@ struct workload {
 	char *target, *variant, *model, *model_label, *test, *runtime;
 	char *name;        /* "model test", "variant: model test", with
 			      "[field=value, ...]" when configurations vary */
+	char *short_name;  /* the same without the configuration (tables
+			      show the fields that vary in columns) */
 	const struct store_config *config;   /* owned by the store */
 	char *identity_a, *identity_b;
 	char *os_build_a, *os_build_b;

@@ -29,6 +29,34 @@ find_short(const struct opt *opts, char c)
 	return NULL;
 }
 
+/* The error for --name, with the option it most likely meant. */
+static int
+unknown_long(const struct opt *opts, const char *name, size_t len)
+{
+	const char **names;
+	const struct opt *o;
+	char *word = xstrndup(name, len);
+	const char *hint;
+	size_t n = 0;
+	int ret;
+
+	for (o = opts; o->name; o++)
+		n++;
+	names = xcalloc(n + 2, sizeof(char *));
+	for (n = 0, o = opts; o->name; o++)
+		names[n++] = o->name;
+	names[n++] = "help";
+	hint = closest_word(word, names, n);
+	if (hint)
+		ret = error("unknown option '--%s' (did you mean '--%s'?)",
+			    word, hint);
+	else
+		ret = error("unknown option '--%s'", word);
+	free(names);
+	free(word);
+	return ret;
+}
+
 /* "--name" or "-x", for messages. */
 static const char *
 spelled(const struct opt *o, char *tmp, size_t size)
@@ -137,7 +165,7 @@ parse_one(const struct opt *opts, int argc, char **argv, int *i, void *dst,
 			return 1;
 		o = find_long(opts, a + 2, len);
 		if (!o)
-			return error("unknown option '%.*s'", (int)len + 2, a);
+			return unknown_long(opts, a + 2, len);
 		if (eq) {
 			if (o->type == OPT_FLAG)
 				return error("--%s takes no value", o->name);

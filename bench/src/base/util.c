@@ -14,7 +14,7 @@ static void buf_grow(struct buf *b, size_t extra);
 
 char buf_empty[1];
 int error_silent;
-static char last_error[512];
+static char last_error[4096];   /* a message names every key it knows */
 
 void
 buf_init(struct buf *b, size_t hint)
@@ -440,4 +440,75 @@ fmt_num(char *out, size_t size, double v, int decimals)
 		*dot = '\0';
 	if (!strcmp(out, "-0"))
 		snprintf(out, size, "0");
+}
+
+/* Optimal string alignment distance of a and b (both short words). */
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, *d, r;
+
+	if (la > 64 || lb > 64)
+		return (size_t)-1;
+	d = xcalloc((la + 1) * (lb + 1), sizeof(size_t));
+#define D(x, y) d[(x) * (lb + 1) + (y)]
+	for (i = 0; i <= la; i++)
+		D(i, 0) = i;
+	for (j = 0; j <= lb; j++)
+		D(0, j) = j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			size_t c = D(i - 1, j - 1) + (a[i - 1] != b[j - 1]);
+
+			if (D(i - 1, j) + 1 < c)
+				c = D(i - 1, j) + 1;
+			if (D(i, j - 1) + 1 < c)
+				c = D(i, j - 1) + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && D(i - 2, j - 2) + 1 < c)
+				c = D(i - 2, j - 2) + 1;
+			D(i, j) = c;
+		}
+	r = D(la, lb);
+#undef D
+	free(d);
+	return r;
+}
+
+const char *
+closest_word(const char *word, const char *const *cand, size_t n)
+{
+	size_t len = strlen(word), best = (size_t)-1, i, prefixed = 0;
+	size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+	const char *pick = NULL, *prefix = NULL;
+
+	if (!len)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		size_t dist;
+
+		if (!cand[i] || !strcmp(cand[i], word))
+			continue;
+		if (!strncmp(cand[i], word, len)) {
+			prefix = cand[i];
+			prefixed++;
+		}
+		dist = edit_distance(word, cand[i]);
+		if (dist < best) {
+			best = dist;
+			pick = cand[i];
+		}
+	}
+	if (best <= limit)
+		return pick;
+	return prefixed == 1 && len >= 3 ? prefix : NULL;
+}
+
+progress_fn progress_hook;
+
+void
+progress_note(const char *what, size_t done, size_t total, const char *unit)
+{
+	if (progress_hook)
+		progress_hook(what, done, total, unit);
 }

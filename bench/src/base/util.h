@@ -126,6 +126,28 @@ char **strv_push(char **v, size_t *n, char *s);
 char **strv_dup(const char *const *v);
 void strv_free(char **v);
 
+/*
+ * The candidate a mistyped word most likely meant: the one of cand[0..n)
+ * (NULL entries skipped) nearest by edit distance (insert, delete,
+ * substitute, swap two neighbours), when near enough to be a typo (1 edit
+ * for words of up to 4 characters, 2 up to 8, 3 beyond) or when word is
+ * the start of exactly one candidate; else NULL. Points into cand.
+ */
+const char *closest_word(const char *word, const char *const *cand, size_t n);
+
+/*
+ * How far a long step has got (reading a directory of evidence, storing
+ * it): libraries call progress_note() with what they do ("checking
+ * 'DIR'"), how many items of how many are done, and the unit ("runs");
+ * done == total ends the step. It does nothing unless a command set
+ * progress_hook (cmd/progress.c draws a line on a terminal).
+ */
+typedef void (*progress_fn)(const char *what, size_t done, size_t total,
+			    const char *unit);
+extern progress_fn progress_hook;
+void progress_note(const char *what, size_t done, size_t total,
+		   const char *unit);
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "base/opt.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct command;
@@ -114,6 +115,13 @@ struct cmd_progress {
 };
 struct run_event;
 void cmd_run_progress(void *ctx, const struct run_event *e);
+/* Long steps of the libraries (progress_note()) on one live line, when
+ * stderr is a terminal and not --quiet; else nothing. */
+void cmd_progress_steps(const struct cmd_ctx *ctx);
+/* "WHAT: DONE/TOTAL UNIT (P %) · M:SS elapsed[ · ~M:SS left]" into out. */
+void cmd_progress_fraction(char *out, size_t size, const char *what,
+			   size_t done, size_t total, const char *unit,
+			   double started);
 
 /* Prints "error: MSG" and "see 'shimbench NAME --help'"; EXIT_USAGE. */
 int cmd_usage_error(const struct cmd_ctx *ctx, const char *fmt, ...)
@@ -121,6 +129,7 @@ int cmd_usage_error(const struct cmd_ctx *ctx, const char *fmt, ...)
 
 extern const struct command cmd_doctor, cmd_run, cmd_export, cmd_sessions,
 	cmd_import, cmd_report, cmd_compare, cmd_gate, cmd_history,
-	cmd_calibrate, cmd_reproduce, cmd_models, cmd_shim, cmd_inspect;
+	cmd_calibrate, cmd_reproduce, cmd_models, cmd_shim, cmd_inspect,
+	cmd_upgrade;
 
 #endif

@@ -20,6 +20,7 @@ struct compare_opts {
 	const char *format, *output;
 	long seed, boot;
 	double threshold;
+	int wide;
 };
 
 #define CO struct compare_opts
@@ -34,6 +35,8 @@ static const struct opt compare_opts[] = {
 	      "'same' when the CI lies within +-P % (default 5; 0 < P < 100)"),
 	OPT_S("output", 'o', CO, output, "FILE",
 	      "write to FILE instead of standard output"),
+	OPT_F("wide", 0, CO, wide, "md: every column (default: those that "
+	      "fit 160 characters)"),
 	OPT_END
 };
 
@@ -69,7 +72,12 @@ const struct command cmd_compare = {
 		"Warnings (column warnings; md: a list): a first sample far below the\n"
 		"rest of its process, a process far from its siblings, a difference\n"
 		"smaller than the spread of the samples, a side that pools sessions\n"
-		"of different fingerprints (thresholds: docs/statistics.md).\n",
+		"of different fingerprints (thresholds: docs/statistics.md).\n"
+		"\n"
+		"md shows the configuration fields that tell workloads apart as\n"
+		"columns and leaves out the columns that do not fit 160 characters\n"
+		"(a line says which; --wide shows them); csv and json hold every\n"
+		"column, the workload named with its differing fields.\n",
 	.opts = compare_opts,
 	.epilogue = "exit: 0 compared, 2 bad input (an unknown selection key), "
 		"3 no store, nothing matched\na selection or nothing comparable\n",
@@ -129,16 +137,48 @@ workload_warnings(const struct workload *wl, const struct cmp_result *r,
 					wl->sessions_b, wl->idents_b));
 }
 
+/* The columns md leaves out when the table does not fit. */
+static const char *const compare_wide[] = {
+	"hl_shift", "hl_pct", "a_samples", "b_samples", "noise",
+	"between_cv_pct", "warnings",
+};
+
+/*
+ * The table: compare_cols with, after the workload, a column for each
+ * configuration field in vary (the fields that tell workloads apart).
+ */
 static void
-compare_row(struct table *t, const struct workload *w,
-	    const struct cmp_result *r, double threshold, int json,
+compare_table(struct table *t, char *const *vary)
+{
+	const char **cols;
+	size_t nv = 0, i, n = 0;
+
+	while (vary[nv])
+		nv++;
+	cols = xcalloc(ARRAY_SIZE(compare_cols) + nv, sizeof(char *));
+	cols[n++] = compare_cols[0];
+	for (i = 0; i < nv; i++)
+		cols[n++] = vary[i];
+	for (i = 1; i < ARRAY_SIZE(compare_cols); i++)
+		cols[n++] = compare_cols[i];
+	table_init(t, n, cols);
+	for (i = 0; i < ARRAY_SIZE(compare_wide); i++)
+		table_wide_only(t, compare_wide[i]);
+	free(cols);
+}
+
+static void
+compare_row(struct table *t, const struct workload *w, char *const *vary,
+	    const struct cmp_result *r, double threshold, int json, int md,
 	    const char *warn)
 {
 	struct gate_decision d;
 	char cell[ARRAY_SIZE(compare_cols)][64];
-	const char *row[ARRAY_SIZE(compare_cols)];
-	size_t k;
+	const char **row = xcalloc(t->ncols, sizeof(char *));
+	size_t k, nv = 0;
 
+	while (vary[nv])
+		nv++;
 	gate_decide(r, threshold, 0.005, GATE_DETECT, &d);
 	fmt_num(cell[1], 64, r->med_a, 2);
 	fmt_num(cell[2], 64, r->med_b, 2);
@@ -159,13 +199,38 @@ compare_row(struct table *t, const struct workload *w,
 	snprintf(cell[12], 64, "%zu", r->kb);
 	pct(cell[14], 64, r->between_cv);
 	pct(cell[15], 64, d.mde);
-	for (k = 0; k < ARRAY_SIZE(compare_cols); k++)
-		row[k] = cell[k];
-	row[0] = w->name;
-	row[13] = cmp_noise_name(r->noise);
-	row[16] = cmp_verdict(r, threshold);
-	row[17] = warn;
+	for (k = 1; k < ARRAY_SIZE(compare_cols); k++)
+		row[nv + k] = cell[k];
+	/* md names the fields in their columns; csv and json keep the
+	 * whole name, as scripts read it */
+	row[0] = md ? w->short_name : w->name;
+	for (k = 0; k < nv; k++)
+		row[1 + k] = store_config_value(w->config, vary[k]);
+	row[nv + 13] = cmp_noise_name(r->noise);
+	row[nv + 16] = cmp_verdict(r, threshold);
+	row[nv + 17] = warn;
 	table_add_row(t, row);
+	free(row);
+}
+
+/* The configuration fields that tell the compared workloads apart. */
+static char **
+compare_vary(const struct workload_comparison *c)
+{
+	const struct store_config **cfg = xcalloc(c->n + 1, sizeof(*cfg));
+	char **grp = xcalloc(c->n + 1, sizeof(*grp));
+	char **vary;
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		cfg[i] = c->w[i].config;
+		grp[i] = workload_group_key(c->w[i].model, c->w[i].runtime,
+					    c->w[i].test, c->w[i].variant);
+	}
+	vary = workload_distinct_keys(cfg, (const char *const *)grp, c->n);
+	free(cfg);
+	strv_free(grp);
+	return vary;
 }
 
 static int
@@ -182,6 +247,7 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 	struct buf out = BUF_INIT;
 	struct warnings warn = { 0 };
 	struct selection sel[2] = { { 0 }, { 0 } };
+	char **vary = NULL;
 	int ret = EXIT_OK, rc;
 
 	rc = cmd_parse(ctx, argc, argv, &co, &args, &nargs);
@@ -204,11 +270,14 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 		}
 	o.seed = (uint64_t)co.seed;
 	o.boot = (int)co.boot;
-	table_init(&t, ARRAY_SIZE(compare_cols), compare_cols);
+	if (co.wide)
+		table_md_width(0);
 	if (cmd_open_store_readonly(ctx, &s) < 0)
 		ret = EXIT_ENV;
 	else if ((rc = workload_compare(s, &sel[0], &sel[1], &o, &cmp)) < 0)
 		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
+	vary = ret ? xcalloc(1, sizeof(char *)) : compare_vary(&cmp);
+	compare_table(&t, vary);
 	if (!ret && *cmp.left_out)
 		warnings_add(&warn, xstrfmt("left out by default: %s",
 					    cmp.left_out));
@@ -228,8 +297,9 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 			buf_addf(&wj, "%s%s", k ? "; " : "", ww.v[k]);
 			warnings_add(&warn, xstrdup(ww.v[k]));
 		}
-		compare_row(&t, &cmp.w[i], &cmp.r[i], co.threshold / 100,
-			    !strcmp(co.format, "json"), wj.buf);
+		compare_row(&t, &cmp.w[i], vary, &cmp.r[i], co.threshold / 100,
+			    !strcmp(co.format, "json"), !strcmp(co.format, "md"),
+			    wj.buf);
 		buf_release(&wj);
 		warnings_release(&ww);
 	}
@@ -258,6 +328,7 @@ compare_main(int argc, char **argv, struct cmd_ctx *ctx)
 	warnings_release(&warn);
 	workload_comparison_release(&cmp);
 	table_release(&t);
+	strv_free(vary);
 	buf_release(&out);
 	store_close(s);
 	selection_free(&sel[0]);

@@ -3,6 +3,7 @@
 #include "evidence/state.h"
 #include "analysis/plot.h"
 #include "analysis/render.h"
+#include "analysis/table.h"
 #include "analysis/report.h"
 #include "evidence/bundle.h"
 #include "evidence/derive.h"
@@ -77,7 +78,7 @@ cmd_write_bundle(struct store *s, int64_t sid, const char *dir,
 	char *names[BUNDLE_CHARTS];
 	struct bundle_tables t = { 0 };
 	char spec[24];
-	size_t i, nfiles = 0;
+	size_t i, nfiles = 0, was;
 	int ret = -1;
 
 	for (i = 0; i < BUNDLE_CHARTS; i++)
@@ -91,7 +92,10 @@ cmd_write_bundle(struct store *s, int64_t sid, const char *dir,
 	selection_set_include(&sel, SEL_ALL);
 	if (report_build(s, &sel, &rep) < 0)
 		goto cleanup;
+	/* a README is read in a browser, not a terminal: every column */
+	was = table_md_width(0);
 	report_render(&rep, "md", &md);
+	table_md_width(was);
 	report_render(&rep, "csv", &csv);
 	buf_add(&readme, md.buf, md.len);
 	nfiles = bundle_charts(&rep, files, names, imgs, &readme);
@@ -101,8 +105,8 @@ cmd_write_bundle(struct store *s, int64_t sid, const char *dir,
 	t.nfiles = nfiles;
 	if (bundle_write(dir, &d, &t, flags) < 0)
 		goto cleanup;
-	if (md_out)
-		buf_add(md_out, md.buf, md.len);
+	if (md_out)   /* for a terminal: what fits it */
+		report_render(&rep, "md", md_out);
 	ret = 0;
 cleanup:
 	session_data_release(&d);

@@ -496,12 +496,18 @@ static int
 gate_write(const struct gate_cli *c, const struct gate_report *rep,
 	   const struct gate_opts *o, int code, const char *head)
 {
-	struct buf md = BUF_INIT, js = BUF_INIT, xml = BUF_INIT;
+	struct buf md = BUF_INIT, js = BUF_INIT, xml = BUF_INIT, tty = BUF_INIT;
 	const char *base = rep->baseline ? rep->baseline : "";
 	const char *gh = getenv("GITHUB_STEP_SUMMARY");
+	size_t was;
 	int ret = code;
 
+	/* the summary files are read in a browser: every column; standard
+	 * output gets what fits a terminal (issue 22) */
+	was = table_md_width(0);
 	render_md(rep, head, *base ? base : "-", c->candidate, &md);
+	table_md_width(was);
+	render_md(rep, head, *base ? base : "-", c->candidate, &tty);
 	render_json(rep, rep->regressions ? "regression" :
 		    rep->inconclusive ? "inconclusive" : "pass", code, base,
 		    c->candidate, o->mode, &js);
@@ -527,8 +533,9 @@ gate_write(const struct gate_cli *c, const struct gate_report *rep,
 	if (!strcmp(c->format, "json"))
 		fwrite(js.buf, 1, js.len, stdout);
 	else
-		fwrite(md.buf, 1, md.len, stdout);
+		fwrite(tty.buf, 1, tty.len, stdout);
 	buf_release(&md);
+	buf_release(&tty);
 	buf_release(&js);
 	buf_release(&xml);
 	return ret;

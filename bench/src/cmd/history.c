@@ -16,6 +16,7 @@
 struct history_opts {
 	const char *select, *format, *output;
 	double p;
+	int wide;
 };
 
 #define HO struct history_opts
@@ -28,6 +29,7 @@ static const struct opt history_opts[] = {
 	      "md (default), csv or json"),
 	OPT_S("output", 'o', HO, output, "FILE",
 	      "write to FILE instead of standard output"),
+	OPT_F("wide", 0, HO, wide, "md: every column, however wide"),
 	OPT_END
 };
 
@@ -125,6 +127,8 @@ history_main(int argc, char **argv, struct cmd_ctx *ctx)
 	if (rc)
 		return rc < 0 ? EXIT_USAGE : EXIT_OK;
 	free(args);
+	if (o.wide)
+		table_md_width(0);
 	if (o.p <= 0 || o.p >= 1)
 		return cmd_usage_error(ctx, "bad --p '%g' (0 < P < 1)", o.p);
 	if (selection_parse(o.select, &sel) < 0)
@@ -142,6 +146,8 @@ history_main(int argc, char **argv, struct cmd_ctx *ctx)
 		return rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 	}
 	table_init(&t, ARRAY_SIZE(history_cols), history_cols);
+	table_wide_only(&t, "samples");
+	table_wide_only(&t, "processes");
 	for (j = 0; j < h.ns; j++)
 		series_rows(&t, &h, j);
 	if (table_render(&t, o.format, &out) < 0) {

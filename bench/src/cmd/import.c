@@ -250,6 +250,7 @@ import_main(int argc, char **argv, struct cmd_ctx *ctx)
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
+	cmd_progress_steps(ctx);
 	if (o.set)
 		ret = import_files(s, dirs, ndirs, &set, &o, &msgs);
 	/* All DIRs or none: one transaction, one DIR in memory at a time. */

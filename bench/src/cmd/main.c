@@ -26,6 +26,7 @@ static const struct command *const commands[] = {
 	&cmd_reproduce,
 	&cmd_models,
 	&cmd_shim,
+	&cmd_upgrade,
 };
 
 static void
@@ -66,6 +67,40 @@ find_in(const struct command *const *list, size_t n, const char *name)
 			return list[i];
 	}
 	return NULL;
+}
+
+/* The name in list that a mistyped name most likely meant, or NULL. */
+static const char *
+closest_command(const struct command *const *list, size_t n, const char *name)
+{
+	const char **names, *hint;
+	size_t i, count = 0;
+
+	while (count < n && list[count])   /* n may be (size_t)-1: to NULL */
+		count++;
+	names = xcalloc(count + 1, sizeof(char *));
+	for (i = 0; i < count; i++) {
+		const char *sp = strrchr(list[i]->name, ' ');
+
+		names[i] = sp ? sp + 1 : list[i]->name;
+	}
+	hint = closest_word(name, names, i);
+	free(names);
+	return hint;
+}
+
+/* "unknown command 'X'" with "did you mean 'Y'?" when one is near. */
+static void
+unknown_command(const struct command *const *list, size_t n,
+		const char *what, const char *name)
+{
+	const char *hint = closest_command(list, n, name);
+
+	if (hint)
+		fprintf(stderr, "error: unknown %s '%s' (did you mean '%s'?)\n",
+			what, name, hint);
+	else
+		fprintf(stderr, "error: unknown %s '%s'\n", what, name);
 }
 
 /* The full --help text of a command. */
@@ -173,8 +208,14 @@ cmd_dispatch(int argc, char **argv, struct cmd_ctx *ctx)
 		return EXIT_OK;
 	}
 	sub = find_in(c->subs, (size_t)-1, argv[1]);
-	if (!sub)
+	if (!sub) {
+		const char *hint = closest_command(c->subs, (size_t)-1, argv[1]);
+
+		if (hint)
+			return cmd_usage_error(ctx, "unknown subcommand '%s' (did "
+					       "you mean '%s'?)", argv[1], hint);
 		return cmd_usage_error(ctx, "unknown subcommand '%s'", argv[1]);
+	}
 	ctx->cmd = sub;
 	return sub->fn(argc - 1, argv + 1, ctx);
 }
@@ -249,7 +290,17 @@ main(int argc, char **argv)
 		} else if (!strncmp(a, "--db=", 5)) {
 			ctx.db_path = a + 5;
 		} else {
-			fprintf(stderr, "error: unknown option '%s'\n", a);
+			static const char *const global[] = {
+				"--db", "--quiet", "--version", "--help",
+			};
+			const char *hint = closest_word(a, global,
+							ARRAY_SIZE(global));
+
+			if (hint)
+				fprintf(stderr, "error: unknown option '%s' (did "
+					"you mean '%s'?)\n", a, hint);
+			else
+				fprintf(stderr, "error: unknown option '%s'\n", a);
 			print_main_usage(stderr);
 			return EXIT_USAGE;
 		}
@@ -273,8 +324,8 @@ main(int argc, char **argv)
 		}
 		cmd = find_in(commands, ARRAY_SIZE(commands), argv[i + 1]);
 		if (!cmd) {
-			fprintf(stderr, "error: unknown command '%s'\n",
-				argv[i + 1]);
+			unknown_command(commands, ARRAY_SIZE(commands), "command",
+					argv[i + 1]);
 			return EXIT_USAGE;
 		}
 		print_help(cmd);
@@ -282,8 +333,9 @@ main(int argc, char **argv)
 	}
 	cmd = find_in(commands, ARRAY_SIZE(commands), argv[i]);
 	if (!cmd) {
-		fprintf(stderr, "error: unknown command '%s'\n"
-			"see 'shimbench --help'\n", argv[i]);
+		unknown_command(commands, ARRAY_SIZE(commands), "command",
+				argv[i]);
+		fputs("see 'shimbench --help'\n", stderr);
 		return EXIT_USAGE;
 	}
 	ctx.cmd = cmd;

@@ -500,32 +500,72 @@ done:
 }
 
 struct quantize_view {
-	const char *out;
+	const char *out, *type;
 	double started;
 	int drawn;
+	const struct proc *p;
 };
 
-/* About once a second on a terminal: how far llama-quantize has got. */
+/*
+ * The last "[ i/ n]" tensor counter llama-quantize logged (stderr, or
+ * stdout for builds that log there): 1 with *i and *n, else 0.
+ */
+static int
+quantize_counter(const struct buf *b, size_t *i, size_t *n)
+{
+	size_t k = b->len;
+
+	while (k-- > 0) {
+		unsigned long a, c;
+
+		if (b->buf[k] == '[' && (k == 0 || b->buf[k - 1] == '\n') &&
+		    sscanf(b->buf + k, "[ %lu/ %lu]", &a, &c) == 2 && c &&
+		    a <= c) {
+			*i = a;
+			*n = c;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * About once a second on a terminal: what llama-quantize makes, how far
+ * it has got (tensor i of n) and the time left, hyperfine-style; before
+ * its first tensor, the megabytes written.
+ */
 static void
 quantize_tick(void *ctx)
 {
 	struct quantize_view *v = ctx;
 	struct stat st;
 	double mb = stat(v->out, &st) == 0 ? st.st_size / 1e6 : 0;
-	int s = (int)(mono_now() - v->started);
+	char line[256], *what = xstrfmt("synth: quantizing to %s", v->type);
+	size_t i, n;
 
-	fprintf(stderr, "\r\033[Ksynth: quantizing: %.0f MB written, %d:%02d "
-		"elapsed", mb, s / 60, s % 60);
+	if (quantize_counter(&v->p->err, &i, &n) ||
+	    quantize_counter(&v->p->out, &i, &n)) {
+		/* "[ i/ n]" starts tensor i: i - 1 are done */
+		cmd_progress_fraction(line, sizeof(line), what, i - 1, n,
+				      "tensors", v->started);
+		fprintf(stderr, "\r\033[K%s · %.0f MB written", line, mb);
+	} else {
+		int s = (int)(mono_now() - v->started);
+
+		fprintf(stderr, "\r\033[K%s: %.0f MB written, %d:%02d elapsed",
+			what, mb, s / 60, s % 60);
+	}
+	free(what);
 	v->drawn = 1;
 }
 
 static int
 run_quantize(const char *in, const char *out, const char *qtype, int quiet)
 {
-	struct quantize_view view = { out, mono_now(), 0 };
+	struct proc p = PROC_INIT;
+	struct quantize_view view = { out, qtype, mono_now(), 0, &p };
 	struct tool t = TOOL_INIT;
 	const char *argv[5];
-	struct proc p = PROC_INIT;
 	struct buf why = BUF_INIT;
 	const char *prog;
 	int ret = EXIT_OK;
@@ -539,7 +579,7 @@ run_quantize(const char *in, const char *out, const char *qtype, int quiet)
 	argv[3] = qtype;
 	argv[4] = NULL;
 	p.argv = argv;
-	p.mem_cap = 64 << 10;
+	p.mem_cap = PROC_DEFAULT_MEM_CAP;   /* its tensor counter, to the end */
 	if (!quiet)
 		fprintf(stderr, "synth: %s %s %s %s\n", prog, in, out, qtype);
 	if (!quiet && isatty(2)) {

@@ -6,6 +6,7 @@
 #include "analysis/provenance.h"
 #include "analysis/render.h"
 #include "analysis/report.h"
+#include "analysis/table.h"
 #include "evidence/selection.h"
 #include "evidence/store.h"
 #include "base/files.h"
@@ -18,7 +19,7 @@
 
 struct report_opts {
 	const char *format, *select, *output, *plot_dir;
-	int png, ablation;
+	int png, pool, wide, ablation;
 };
 
 #define RO struct report_opts
@@ -44,6 +45,11 @@ static const struct opt report_opts[] = {
 	      "history-N.svg (a workload measured in two sessions or more, "
 	      "change points marked)"),
 	OPT_F("png", 0, RO, png, "with --plot: PNG files too"),
+	OPT_F("pool", 0, RO, pool, "one median per workload and variant over "
+	      "all the sessions selected (default: a workload a variant "
+	      "measured in several sessions is one row per session)"),
+	OPT_F("wide", 0, RO, wide, "md: every column, the min-max spread "
+	      "columns too (default: what fits 160 characters)"),
 	OPT_F("ablation", 0, RO, ablation,
 	      "only the capability ablation table (a plan's \"ablate\"): "
 	      "what taking each capability away costs, in % of bare, with "
@@ -57,8 +63,9 @@ const struct command cmd_report = {
 	.name = "report",
 	.fn = report_main,
 	.summary = "speedup and percent-of-bare-metal tables",
-	.synopsis = "[--format md|csv|json|html] [--select SEL] [-o FILE] "
-		"[--plot DIR [--png]] [--ablation]",
+	.synopsis = "[--format md|csv|json|html] [--select SEL] [--pool]\n"
+		"                         [--wide] [-o FILE] [--plot DIR [--png]] "
+		"[--ablation]",
 	.description =
 		"Per workload (model x test x configuration: rows that differ in any\n"
 		"llama-bench field that changes the measurement are never pooled;\n"
@@ -78,7 +85,12 @@ const struct command cmd_report = {
 		"outliers (docs/statistics.md). Beside the speeds, each variant's\n"
 		"capability facts (what ggml reported: fp16, int dot, matrix cores,\n"
 		"family...) and, for a plan with \"ablate\", the capability ablation\n"
-		"table: cost in % of bare per capability taken away.\n",
+		"table: cost in % of bare per capability taken away.\n"
+		"\n"
+		"Sessions are kept apart: a workload that one variant measured in\n"
+		"several sessions (a study and a rerun, two OS builds) is one row per\n"
+		"session, named [session N]; --pool takes one median of them all.\n"
+		"Rows follow the study's order (the plan's or the mapping's).\n",
 	.opts = report_opts,
 	.epilogue = "exit: 0 reported, 2 usage (an unknown selection key), 3 no "
 		"store, nothing matched the selection, or --ablation and no "
@@ -105,13 +117,15 @@ report_main(int argc, char **argv, struct cmd_ctx *ctx)
 	free(args);
 	if (o.png && !o.plot_dir)
 		return cmd_usage_error(ctx, "--png goes with --plot DIR");
+	if (o.wide)
+		table_md_width(0);
 	if (selection_parse(o.select, &sel) < 0)
 		return EXIT_USAGE;
 	if (cmd_open_store_readonly(ctx, &s) < 0) {
 		ret = EXIT_ENV;
 		goto cleanup;
 	}
-	rc = report_build(s, &sel, &rep);
+	rc = report_build_pooled(s, &sel, o.pool, &rep);
 	if (rc < 0) {
 		ret = rc == RC_USAGE ? EXIT_USAGE : EXIT_ENV;
 		goto cleanup;

@@ -119,6 +119,10 @@ cmd_run_plan(struct cmd_ctx *ctx, const char *plan_path,
 
 	if (plan_load(plan_path, a->models_dir, &plan) < 0)
 		return EXIT_USAGE;
+	if (run_check_models(&plan) < 0) {
+		plan_free(&plan);
+		return EXIT_ENV;
+	}
 	/* the bundles of runs killed before theirs settled (issue 21 §1) */
 	if (!a->bundle && bundle_clean_dead("evidence") > 0 && !ctx->quiet)
 		fprintf(stderr, "removed the bundle directories of dead runs "

@@ -14,7 +14,7 @@
 
 struct sessions_opts {
 	const char *format;
-	int last;
+	int last, wide;
 	const char *show;
 };
 
@@ -28,6 +28,9 @@ static const struct opt sessions_opts[] = {
 	OPT_S("show", 0, SO, show, "N",
 	      "one session's runs: status, verification and its detail, "
 	      "capability facts (N, latest or latest~K)"),
+	OPT_F("wide", 0, SO, wide, "md: every column as a table, however "
+	      "wide (default: what fits 160 characters; a wider table is a "
+	      "list, one item per row)"),
 	OPT_END
 };
 #undef SO
@@ -101,7 +104,12 @@ last(struct store *s)
 	return EXIT_OK;
 }
 
-/* The session id --show names: N, latest or latest~K; 0 after error(). */
+/*
+ * The session id --show names: N, latest or latest~K; 0 after error()
+ * for text that names no session at all (usage), -1 after error() when
+ * the store has no such session (nothing matched: exit 3, as in every
+ * command), -2 when the store fails.
+ */
 static int64_t
 show_id(struct store *s, const char *text)
 {
@@ -113,7 +121,7 @@ show_id(struct store *s, const char *text)
 		rc = store_session_latest(s, back, &found);
 		if (rc == 0)
 			error("the store has no session '%s'", text);
-		return rc == 1 ? found : 0;
+		return rc == 1 ? found : rc == 0 ? -1 : -2;
 	}
 	if (parse_long(text, &id) < 0 || id <= 0) {
 		error("'%s' is not a session number (N, latest or latest~K)",
@@ -182,14 +190,14 @@ show(struct store *s, const char *which, const char *format)
 	int64_t id = show_id(s, which);
 	int rc;
 
-	if (!id)
-		return EXIT_USAGE;
+	if (id <= 0)
+		return id ? EXIT_ENV : EXIT_USAGE;
 	memset(&ss, 0, sizeof(ss));
 	rc = store_session_get(s, id, &ss);
 	if (rc <= 0) {
 		if (rc == 0)
 			error("the store has no session %lld", (long long)id);
-		return rc == 0 ? EXIT_USAGE : EXIT_ENV;
+		return EXIT_ENV;   /* no such session: nothing matched */
 	}
 	if (store_runs_get(s, id, &r, &n) < 0) {
 		rec_release(sessionrec_fields, sessionrec_nfields, &ss);
@@ -263,6 +271,8 @@ sessions_main(int argc, char **argv, struct cmd_ctx *ctx)
 	free(args);
 	if (o.last && o.show)
 		return cmd_usage_error(ctx, "--last and --show exclude each other");
+	if (o.wide)
+		table_md_width(0);
 	if (cmd_open_store_readonly(ctx, &s) < 0)
 		return EXIT_ENV;
 	ret = o.last ? last(s) : o.show ? show(s, o.show, o.format) :
@@ -305,7 +315,7 @@ rm_main(int argc, char **argv, struct cmd_ctx *ctx)
 			ret = EXIT_ENV;
 		} else if (!rm.found) {
 			error("the store has no session %ld; nothing removed", id);
-			ret = EXIT_USAGE;
+			ret = EXIT_ENV;   /* nothing matched, as everywhere */
 		} else {
 			buf_addf(&said, "removed session %ld: %ld runs, %ld "
 				 "results, %ld samples, %ld environments, %ld "
@@ -336,7 +346,8 @@ static const struct command cmd_sessions_rm = {
 		"Removes stored sessions (their environments, runs, results,\n"
 		"samples and noise calibrations) in one transaction, and says what\n"
 		"each removal took away. A number that names no session removes\n"
-		"nothing at all (exit 2).\n",
+		"nothing at all (exit 3, as every command exits when nothing\n"
+		"matched; a word that is no number is exit 2).\n",
 	.min_args = 1,
 	.max_args = -1,
 };

@@ -680,6 +680,29 @@ cleanup:
 
 static const char *const session_extra[] = { "id", NULL };
 
+static void warn_measurements(struct reader *rd, const struct run_data *r);
+
+/* derive_run() of every run and its measurement warnings, its progress
+ * noted. */
+static int
+derive_runs(struct reader *rd, struct session_data *d, const char *dir,
+	    int is_bundle, const char *where)
+{
+	char *what = xstrfmt("parsing '%s'", dir);
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; rc == 0 && i < d->nruns; i++) {
+		progress_note(what, i, d->nruns, "runs");
+		rc = derive_run(&d->runs[i], is_bundle, where, i);
+		if (rc == 0)
+			warn_measurements(rd, &d->runs[i]);
+	}
+	progress_note(what, d->nruns, d->nruns, "runs");
+	free(what);
+	return rc;
+}
+
 static int
 read_session(struct session_data *d, const struct json *o, const char *name)
 {
@@ -785,12 +808,24 @@ read_json(struct reader *rd, struct session_data *d, const char *text,
 		      rd->is_bundle ? "n" : " non-empty");
 		goto cleanup;
 	}
-	JSON_FOR_EACH(it, runs) {
-		rc = read_run(rd, d, it, idx++, name);
-		if (rc < 0) {
-			ret = rc;
-			goto cleanup;
+	{
+		size_t n = 0;
+		char *what = xstrfmt("checking '%s'", rd->dir);
+
+		JSON_FOR_EACH(it, runs)
+			n++;
+		JSON_FOR_EACH(it, runs) {
+			progress_note(what, idx, n, "files");
+			rc = read_run(rd, d, it, idx++, name);
+			if (rc < 0) {
+				progress_note(what, n, n, "files");
+				free(what);
+				ret = rc;
+				goto cleanup;
+			}
 		}
+		progress_note(what, n, n, "files");
+		free(what);
 	}
 	ret = 0;
 cleanup:
@@ -851,7 +886,6 @@ bundle_read(const char *dir, const char *mapping, unsigned flags,
 	struct reader rd = { .dirfd = -1 };
 	struct rec_blob text = { 0 };
 	char sha[65], hex[65], now[21];
-	size_t i;
 	int rc = -1, fd;
 
 	memset(d, 0, sizeof(*d));
@@ -887,12 +921,8 @@ bundle_read(const char *dir, const char *mapping, unsigned flags,
 		if (rc == 0)
 			rc = read_json(&rd, d, text.p, text.n, "bundle.json");
 	}
-	for (i = 0; rc == 0 && i < d->nruns; i++) {
-		rc = derive_run(&d->runs[i], rd.is_bundle,
-				mapping ? mapping : "bundle.json", i);
-		if (rc == 0)
-			warn_measurements(&rd, &d->runs[i]);
-	}
+	rc = rc == 0 ? derive_runs(&rd, d, dir, rd.is_bundle,
+				   mapping ? mapping : "bundle.json") : rc;
 	if (rc == 0)
 		rc = check_listed(&rd);
 	if (rc < 0)
@@ -1139,11 +1169,7 @@ bundle_read_files(const char *const *files, size_t n,
 	}
 	text = set_mapping(set, pairs, npairs);
 	rc = read_json(&rd, d, text, strlen(text), "--set");
-	for (i = 0; rc == 0 && i < d->nruns; i++) {
-		rc = derive_run(&d->runs[i], 0, "--set", i);
-		if (rc == 0)
-			warn_measurements(&rd, &d->runs[i]);
-	}
+	rc = rc == 0 ? derive_runs(&rd, d, dir, 0, "--set") : rc;
 	if (rc == 0)
 		rc = check_listed(&rd);
 	if (rc < 0)

@@ -46,6 +46,9 @@ struct store {
 	int in_tx;              /* 1 inside store_begin() .. commit/rollback;
 				   2 inside store_read_begin() */
 	int writable;           /* opened by store_open() */
+	int from_version;       /* the schema version found at open */
+	int memory_copy;        /* an earlier schema read through an
+				   upgraded copy in memory (store.c) */
 	int verified;           /* the files as in `seen` hold a store that
 				   passed the check, and only SQLite wrote to
 				   them since (store-check.c) */

@@ -291,7 +291,17 @@ key_kind(struct store *s, const char *key)
 	for (i = 0; i < n; i++)
 		if (!i || strcmp(names[i], names[i - 1]))
 			buf_addf(&b, "%s%s", b.len ? ", " : "", names[i]);
-	error("unknown selection key '%s'; known keys: %s", key, b.buf);
+	{
+		const char *hint = closest_word(key, (const char *const *)names,
+						n);
+
+		if (hint)
+			error("unknown selection key '%s' (did you mean '%s'?); "
+			      "known keys: %s", key, hint, b.buf);
+		else
+			error("unknown selection key '%s'; known keys: %s", key,
+			      b.buf);
+	}
 	buf_release(&b);
 	strv_free(names);
 	return RC_USAGE;

@@ -798,6 +798,8 @@ save_rows(struct store *s, const struct session_data *d, int64_t *id)
 		int64_t run_id;
 		char hex[65];
 
+		progress_note("storing", i, d->nruns, "runs");
+
 		r.session_id = *id;
 		r.environment_id = env_id_of(d, env_ids, r.target);
 		r.artifact_id = m ? model_ids[m - d->models] : 0;
@@ -812,6 +814,7 @@ save_rows(struct store *s, const struct session_data *d, int64_t *id)
 	}
 	ret = s->nErr ? -1 : 0;
 cleanup:
+	progress_note("storing", d->nruns, d->nruns, "runs");
 	free(env_ids);
 	free(model_ids);
 	return ret;
@@ -863,8 +866,8 @@ store_session_load(struct store *s, int64_t sid, struct session_data *d)
 	memset(d, 0, sizeof(*d));
 	rc = store_session_get(s, sid, &d->s);
 	if (rc <= 0)
-		return rc < 0 ? -1 : error("store '%s' has no session %lld",
-					   s->path, (long long)sid);
+		return rc < 0 ? -1 : error("the store has no session %lld",
+					   (long long)sid);
 	if (store_envs_get(s, sid, &d->envs, &d->nenvs) < 0 ||
 	    store_models_get(s, sid, &d->models, &d->nmodels) < 0 ||
 	    store_runs_get(s, sid, &runs, &nruns) < 0) {

@@ -562,6 +562,7 @@ migrate(struct store *s)
 
 	if (v < 0)
 		return -1;
+	s->from_version = v;
 	if (v > target)
 		return error("store '%s' has schema version %d; this shimbench "
 			     "knows up to %d (upgrade shimbench)", s->path, v,
@@ -590,7 +591,8 @@ migrate(struct store *s)
 	if (sq_exec(s, "COMMIT") < 0)
 		return -1;
 	/* a store that had rows (not one this open created) */
-	if (from >= 1 && from < RAW_TEXT_VERSION && v >= RAW_TEXT_VERSION)
+	if (from >= 1 && from < RAW_TEXT_VERSION && v >= RAW_TEXT_VERSION &&
+	    !s->memory_copy)
 		compact(s);
 	return 0;
 }
@@ -629,13 +631,74 @@ wal_exists(const char *path)
 	return ret;
 }
 
+/*
+ * A database that holds tables but no shimbench schema (user_version 0
+ * with tables, or no sessions and runs tables): -1 after error() naming
+ * the file and a few of its tables, before anything is written to it (a
+ * --db pointed at another program's SQLite file must stay that file).
+ * 0 for a store, an empty database, or one SQLite cannot read (the
+ * caller's next statement says why).
+ */
+static int
+foreign_check(struct store *s)
+{
+	sqlite3_stmt *st = NULL;
+	struct buf names = BUF_INIT;
+	int n = 0, ours = 0, v = user_version(s), ret = 0;
+
+	if (v < 0) {
+		s->nErr = 0;
+		return 0;
+	}
+	if (sqlite3_prepare_v2(s->db, "SELECT name FROM sqlite_master WHERE "
+			       "type = 'table' AND name NOT LIKE 'sqlite_%' "
+			       "ORDER BY name", -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return 0;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+
+		if (!t)
+			continue;
+		ours += !strcmp(t, "sessions") || !strcmp(t, "runs");
+		if (n++ < 4)
+			buf_addf(&names, "%s'%s'", n > 1 ? ", " : "", t);
+	}
+	sqlite3_finalize(st);
+	if (n && (v == 0 || ours < 2))
+		ret = error("'%s' is not a shimbench store: an SQLite database "
+			    "of %d table%s (%s%s) and %s; nothing was written "
+			    "to it (give --db a new file, or a shimbench "
+			    "store)", s->path, n, n == 1 ? "" : "s", names.buf,
+			    n > 4 ? ", ..." : "", v ? "no sessions and runs "
+			    "tables" : "no shimbench schema version");
+	buf_release(&names);
+	return ret;
+}
+
+/* Removes path and the WAL and shared-memory files beside it. */
+static void
+remove_store_files(const char *path)
+{
+	static const char *const ext[] = { "", "-wal", "-shm", "-journal" };
+	size_t i;
+
+	for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		char *f = xstrfmt("%s%s", path, ext[i]);
+
+		unlink(f);
+		free(f);
+	}
+}
+
 int
 store_open(struct store **out, const char *path)
 {
 	struct store *s;
 	struct stat st;
 	char *uri;
-	int rc, fresh;
+	int rc, fresh, created;
 
 	*out = NULL;
 	if (!*path || !strcmp(path, ":memory:"))
@@ -650,6 +713,7 @@ store_open(struct store **out, const char *path)
 	/* a store this open creates is verified by construction */
 	rc = stat(path, &st);
 	fresh = rc < 0 ? errno == ENOENT : S_ISREG(st.st_mode) && !st.st_size;
+	created = rc < 0 && errno == ENOENT;
 	uri = path_uri(path, "mode=rwc");
 	rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READWRITE |
 			     SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL);
@@ -659,6 +723,9 @@ store_open(struct store **out, const char *path)
 		      s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		goto fail;
 	}
+	sqlite3_busy_timeout(s->db, 10000);
+	if (foreign_check(s) < 0)
+		goto fail;
 	files_protect(path, "the store");
 	sqlite3_busy_timeout(s->db, 10000);
 	if (sq_exec(s, "PRAGMA foreign_keys=ON") < 0)
@@ -672,7 +739,15 @@ store_open(struct store **out, const char *path)
 	*out = s;
 	return 0;
 fail:
+	/* A store this open created and could not give its schema (a full
+	 * disk) holds nothing: it does not stay behind as an empty file. */
+	if (created && s->db) {
+		s->nErr = 0;
+		created = user_version(s) == 0;
+	}
 	store_close(s);
+	if (created)
+		remove_store_files(path);
 	return -1;
 }
 
@@ -703,6 +778,48 @@ open_ro(struct store *s, const char *params, int *readonly_fs)
 	sqlite3_close(s->db);
 	s->db = NULL;
 	return -1;
+}
+
+/*
+ * A store of an earlier schema (a previous release's), read as it is:
+ * copied into memory with SQLite's backup, migrated there as a writer
+ * would migrate the file, and read from the copy. The file is never
+ * written; a note says which command upgrades it in place.
+ */
+static int
+upgraded_copy(struct store *s, int v, int target)
+{
+	sqlite3 *mem = NULL;
+	sqlite3_backup *b;
+	int rc;
+
+	if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE |
+			    SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		sqlite3_close(mem);
+		return error("cannot read store '%s' of schema version %d: "
+			     "no memory for an upgraded copy", s->path, v);
+	}
+	b = sqlite3_backup_init(mem, "main", s->db, "main");
+	rc = b ? sqlite3_backup_step(b, -1) : sqlite3_errcode(mem);
+	if (b)
+		sqlite3_backup_finish(b);
+	if (rc != SQLITE_DONE) {
+		error("cannot read store '%s' of schema version %d: %s", s->path,
+		      v, sqlite3_errmsg(mem));
+		sqlite3_close(mem);
+		return -1;
+	}
+	sqlite3_close(s->db);
+	s->db = mem;
+	s->memory_copy = 1;   /* nothing to compact: it goes at exit */
+	if (sq_exec(s, "PRAGMA foreign_keys=ON") < 0 || migrate(s) < 0)
+		return error("cannot upgrade a copy of store '%s' from schema "
+			     "version %d to %d", s->path, v, target);
+	warning("store '%s' has schema version %d (an earlier shimbench): "
+		"read through a copy upgraded to %d in memory, the file "
+		"unchanged; `shimbench --db '%s' upgrade` upgrades it in place",
+		s->path, v, target, s->path);
+	return 0;
 }
 
 int
@@ -736,17 +853,21 @@ store_open_readonly(struct store **out, const char *path)
 			goto fail;
 		}
 	}
+	if (foreign_check(s) < 0)
+		goto fail;
 	files_protect(path, "the store");
 	v = user_version(s);
 	if (v < 0)
 		goto fail;
-	if (v != target) {
+	if (v > target || v == 0) {
 		error("store '%s' has schema version %d; this shimbench %s %d "
 		      "(%s)", path, v, v > target ? "knows up to" : "reads",
 		      target, v > target ? "upgrade shimbench" :
-		      "a writing command such as import upgrades it");
+		      "not a store shimbench wrote");
 		goto fail;
 	}
+	if (v < target && upgraded_copy(s, v, target) < 0)
+		goto fail;
 	if (sq_exec(s, "PRAGMA query_only=ON") < 0)
 		goto fail;
 	*out = s;
@@ -782,6 +903,12 @@ int
 store_schema_version(struct store *s)
 {
 	return user_version(s);
+}
+
+int
+store_schema_found(struct store *s)
+{
+	return s->from_version;
 }
 
 int

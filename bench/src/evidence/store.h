@@ -69,6 +69,9 @@ int store_check(struct store *s);
 int store_verify(struct store *s);
 void store_close(struct store *s);
 int store_schema_version(struct store *s);
+/* The schema version the file had when this open found it (before a
+ * writer's open migrated it; 0 for a new store). */
+int store_schema_found(struct store *s);
 
 /*
  * One transaction: begin, then commit or rollback. Inside it, a failed

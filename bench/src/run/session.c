@@ -19,11 +19,13 @@
 #include "base/proc.h"
 #include "base/util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct state {
@@ -204,6 +206,47 @@ check_markers(const struct plan *p)
 	return 0;
 }
 
+/*
+ * Every model file a local target runs exists and can be read, before
+ * anything is stored: a plan naming a missing model is refused whole (no
+ * failed session, no bundle). A remote target's files are checked there
+ * when they are hashed.
+ */
+int
+run_check_models(const struct plan *p)
+{
+	size_t i, k;
+
+	for (i = 0; i < p->nmodels; i++) {
+		const struct plan_model *m = &p->models[i];
+		struct stat sb;
+
+		if (plan_model_mlx(p, i))
+			continue;
+		for (k = 0; k < p->ntargets; k++) {
+			const struct plan_target *t = &p->targets[k];
+			const char *why = NULL;
+
+			if (transport_is_remote(t) ||
+			    !target_runs_model(p, t->name, i))
+				continue;
+			if (stat(m->path, &sb) < 0 || access(m->path, R_OK) < 0)
+				why = strerror(errno);
+			else if (!S_ISREG(sb.st_mode))
+				why = "not a regular file";
+			if (!why)
+				continue;
+			error("model '%s': cannot read '%s' on target '%s': %s; "
+			      "nothing was run or stored (`shimbench models "
+			      "fetch NAME` gets a model of models/manifest.json, "
+			      "`shimbench models synth` makes a synthetic one)",
+			      m->name, m->path, t->name, why);
+			return RUN_ENV;
+		}
+	}
+	return 0;
+}
+
 static int
 check_libraries(struct state *st)
 {
@@ -305,21 +348,31 @@ preflight(struct state *st, struct buf *warnings, int *nwarn)
 	size_t n = 0;
 	int rc;
 
-	if ((rc = check_markers(st->p)) < 0 || (rc = find_tools(st)) < 0 ||
+	if ((rc = check_markers(st->p)) < 0 || (rc = run_check_models(st->p)) < 0 ||
+	    (rc = find_tools(st)) < 0 ||
 	    (rc = check_libraries(st)) < 0 ||
 	    (rc = fingerprint_targets(st, &w, &n)) < 0)
 		goto cleanup;
 	*nwarn = (int)n;
 	if (n) {
+		/* stored as a JSON array; said in words, one per line */
 		char *json = strv_json((const char *const *)w, 0);
+		size_t i;
 
 		buf_adds(warnings, json);
 		free(json);
-		note(st, "pre-flight warnings: %s", warnings->buf);
+		for (i = 0; i < n; i++)
+			note(st, "warning: before the first run: %s", w[i]);
 	}
 	if (n && st->o->strict) {
-		error("--strict: refusing to run because of pre-flight "
-		      "warnings: %s", warnings->buf);
+		struct buf words = BUF_INIT;
+		size_t i;
+
+		for (i = 0; i < n; i++)
+			buf_addf(&words, "%s%s", i ? "; " : "", w[i]);
+		error("--strict: refusing to run because of %zu pre-flight "
+		      "warning%s: %s", n, n == 1 ? "" : "s", words.buf);
+		buf_release(&words);
 		rc = RUN_REFUSED;
 	}
 cleanup:

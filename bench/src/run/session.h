@@ -82,6 +82,14 @@ enum {
  * is stored when a pre-flight step fails. SIGINT/SIGTERM stop the current
  * process; completed runs are kept and the session is "interrupted".
  */
+/*
+ * The model files of a plan's local targets exist and can be read: 0, or
+ * RUN_ENV after error() naming the model, file and target. run_session()
+ * checks it first; a command calls it before it opens the store, so a
+ * plan naming a missing model leaves no store, session or bundle.
+ */
+int run_check_models(const struct plan *p);
+
 int run_session(struct store *s, const struct plan *p,
 		const struct run_opts *o, struct run_summary *sum);
 void run_summary_release(struct run_summary *sum);

@@ -14,7 +14,25 @@ for c in $cmds; do
 done
 expect_code 2 "unknown command" "$SHIMBENCH" frobnicate
 grep_in "$WORK/err" "unknown command 'frobnicate'" "names the command"
+check "frobnicate: nothing near, nothing suggested" sh -c "! grep -q 'did you mean' '$WORK/err'"
 expect_code 2 "no command" "$SHIMBENCH"
+# "did you mean" for a mistyped command, subcommand, option, selection key
+# (issue 22 §6); nothing suggested when nothing is near
+expect_code 2 "a mistyped command" "$SHIMBENCH" reprot
+grep_in "$WORK/err" "unknown command 'reprot' (did you mean 'report'?)" "suggests report"
+expect_code 2 "a mistyped subcommand" "$SHIMBENCH" models verfy
+grep_in "$WORK/err" "unknown subcommand 'verfy' (did you mean 'verify'?)" "suggests verify"
+expect_code 2 "a mistyped command option" "$SHIMBENCH" report --wdie
+grep_in "$WORK/err" "unknown option '--wdie' (did you mean '--wide'?)" "suggests --wide"
+expect_code 2 "an abbreviated option" "$SHIMBENCH" report --sel session=1
+grep_in "$WORK/err" "unknown option '--sel' (did you mean '--select'?)" "suggests --select"
+expect_code 2 "a mistyped global option" "$SHIMBENCH" --quite report
+grep_in "$WORK/err" "unknown option '--quite' (did you mean '--quiet'?)" "suggests --quiet"
+expect_code 2 "an ambiguous start" "$SHIMBENCH" rep
+check "rep: report or reproduce, so no guess" sh -c "! grep -q 'did you mean' '$WORK/err'"
+"$SHIMBENCH" --db "$WORK/dym.db" import --mapping "$FIXTURES/os-update/base.mapping.json" "$FIXTURES/os-update/base" >/dev/null 2>&1
+expect_code 2 "a mistyped selection key" "$SHIMBENCH" --db "$WORK/dym.db" report --select varient=plain
+grep_in "$WORK/err" "unknown selection key 'varient' (did you mean 'variant'?)" "suggests variant"
 expect_code 2 "unknown global option" "$SHIMBENCH" --colour
 expect_code 2 "unknown command option" "$SHIMBENCH" report --frob
 grep_in "$WORK/err" "--frob" "names the option"

@@ -50,9 +50,55 @@ for f in "$E1/results.csv" "$E2/results.csv"; do
 	fi
 done
 expect_code 0 "report (markdown)" "$SHIMBENCH" --db "$DB" report
-grep_in "$WORK/out" "| TinyLlama 1.1B Q4_K_M (llama.cpp)   | pp512 | 4871.99" "markdown headline row"
+check "markdown headline row" grep -qE '^\| TinyLlama 1\.1B Q4_K_M \(llama\.cpp\) +\| pp512 +\| +4871\.99 \| +431\.86 \| +4786\.70 \| +11\.08× \|' "$WORK/out"
+grep_in "$WORK/out" "**Headline:** TinyLlama 1.1B Q4_K_M: 11.08× prompt, 16.36× generation with the shim; Llama-3.2-3B-Instruct-4bit (MLX-LM) 1.01× / 0.99×; Gemma 4 12B IT QAT Q4_0 7.20× / 14.54×; shim at 98.25–99.59 % of bare metal for prompts." \
+	"the headline sentence, computed from the rows"
+check "MLX-LM rows without bare metal: –† and the footnote" python3 -c "
+import re; t = open('$WORK/out').read()
+assert len(re.findall(r'^\| Llama-3\.2-3B-Instruct-4bit \(MLX-LM\) \| (pp512|tg128) \| +–† \|', t, re.M)) == 2
+assert '† No bare-metal run of Llama-3.2-3B-Instruct-4bit (MLX-LM) is among the sessions shown: session 1 measured it in the guest only (stock and shim), so it has no percent of bare metal.' in t"
+expect_code 0 "report of the Gemma session alone" "$SHIMBENCH" --db "$DB" report --select session=2
+grep_in "$WORK/out" "**Headline:** Gemma 4 12B IT QAT Q4_0: 7.20× prompt, 14.54× generation with the shim; shim at 99.59 % of bare metal for prompts." \
+	"a headline of other rows says other figures"
+check "no footnote where every row has bare metal" sh -c "! grep -q '†' '$WORK/out'"
+expect_code 0 "report of the host rows alone" "$SHIMBENCH" --db "$DB" report --select role=bare-metal
+check "no speedup, no headline" sh -c "! grep -q 'Headline' '$WORK/out'"
+expect_code 0 "report (markdown) again" "$SHIMBENCH" --db "$DB" report
+check "rows in the study's order: TinyLlama (session 1) before Gemma (session 2)" python3 -c "
+t = open('$WORK/out').read(); assert t.index('| TinyLlama 1.1B') < t.index('| Gemma 4 12B')"
+check "the terminal table fits 160 columns" python3 -c "
+w = max(len(l) for l in open('$WORK/out').read().split('\n') if l.startswith('|'))
+assert w <= 160, w"
+expect_code 0 "report --wide" "$SHIMBENCH" --db "$DB" report --wide
+check "--wide adds the spread columns" grep -qE '\| +4845\.63–4881\.12, n=10 \|' "$WORK/out"
 grep_in "$WORK/out" "hooked-superseded" "superseded runs listed as their own variant"
 grep_in "$WORK/out" "11.08×" "guest speedup shown"
+check "no 26-field configuration block above the table" python3 -c "
+t = open('$WORK/out').read(); head = t[:t.index('| TinyLlama')]
+assert 'build_commit' not in head and 'n_ubatch' not in head, head"
+
+# issue 22: compare and history fit a terminal, only what differs named
+expect_code 0 "compare stock shim (markdown)" "$SHIMBENCH" --db "$DB" compare variant=stock variant=shim
+check "compare: every line within 160 columns, the workload named plainly" python3 -c "
+t = open('$WORK/out').read().split('\n')
+assert max(len(l) for l in t if l.startswith('|')) <= 160, max(len(l) for l in t)
+assert any(l.startswith('| tinyllama-1.1b-q4_k_m pp512 ') for l in t)
+assert not any('configuration.' in l or 'build_commit' in l for l in t)"
+grep_in "$WORK/out" "Not shown (empty, or too wide for the terminal): hl_shift," "compare says which columns it left out"
+expect_code 0 "compare --wide" "$SHIMBENCH" --db "$DB" compare --wide variant=stock variant=shim
+check "--wide: every column, in order" python3 -c "
+h = [c.strip() for c in open('$WORK/out').readline().strip().strip('|').split('|')]
+assert h == ['workload', 'a_median', 'b_median', 'ratio', 'ci95_lo', 'ci95_hi', 'p_mwu', 'hl_shift', 'hl_pct', 'a_samples', 'a_processes', 'b_samples', 'b_processes', 'noise', 'between_cv_pct', 'mde_pct', 'verdict', 'warnings'], h"
+expect_code 0 "compare csv" "$SHIMBENCH" --db "$DB" compare --format csv variant=stock variant=shim
+check "csv holds every column" python3 -c "
+import csv; r = list(csv.DictReader(open('$WORK/out')))
+assert len(r) == 6 and {'hl_shift', 'between_cv_pct', 'warnings', 'noise'} <= set(r[0])"
+expect_code 0 "history (markdown)" "$SHIMBENCH" --db "$DB" history
+check "history: every line within 160 columns, no MLX-only keys on llama.cpp rows" python3 -c "
+t = open('$WORK/out').read().split('\n')
+assert max(len(l) for l in t if l.startswith('|')) <= 160, max(len(l) for l in t)
+assert any(l.startswith('| host/bare-metal tinyllama-1.1b-q4_k_m pp512 [') for l in t)
+assert not any('configuration.' in l for l in t)"
 expect_code 0 "report --format json" "$SHIMBENCH" --db "$DB" report --format json
 check "json report parses" python3 -c "import json,sys; d=json.load(open('$WORK/out')); assert len(d['workloads'])==6"
 expect_code 0 "report -o file" "$SHIMBENCH" --db "$DB" report --format csv -o "$WORK/r.csv"

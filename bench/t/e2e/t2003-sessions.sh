@@ -30,7 +30,7 @@ grep_in "$WORK/out" "TinyLlama" "latest~1 is the TinyLlama session"
 expect_code 3 "session=latest~5 selects nothing" "$SHIMBENCH" --db "$DB" report --format csv --select session=latest~5
 grep_in "$WORK/err" "nothing matched the selection" "and says so"
 
-expect_code 2 "rm of a session that does not exist" "$SHIMBENCH" --db "$DB" sessions rm 2 9
+expect_code 3 "rm of a session that does not exist (nothing matched)" "$SHIMBENCH" --db "$DB" sessions rm 2 9
 grep_in "$WORK/err" "no session 9" "names the missing session"
 [ "$(sqlite3 "$DB" 'select count(*) from sessions')" = 2 ] && ok "nothing removed (all or nothing)" || not_ok "partial rm"
 expect_code 2 "rm of a non-number" "$SHIMBENCH" --db "$DB" sessions rm two

@@ -17,6 +17,17 @@ today=$(date -u +%Y-%m-%d)
 
 # ---- md ---------------------------------------------------------------------
 expect_code 0 "report md" SB report
+cp "$WORK/out" "$WORK/r80.md"
+# On a terminal the tables fit 160 columns: the targets' nine fields of up
+# to 71 characters each become one list item per target; --wide keeps the
+# tables whole (checked cell by cell below).
+check "no line of a default report's table is wider than 160" python3 -c "
+w = max(len(l) for l in open('$WORK/r80.md').read().split('\n') if l.startswith('|'))
+assert w <= 160, w"
+grep_in "$WORK/r80.md" "- **Target**: host" "the host as a list item"
+grep_in "$WORK/r80.md" "  - Hardware: Mac13,2 · Apple M1 Ultra · 20 cores · 128 GiB" "its hardware, one line"
+grep_in "$WORK/r80.md" "  - Shim SHA-256: 515b9d84ab67e86d959282e95c194a5ad8a947261514b947d6f7483c57797b31" "the guest's shim hash"
+expect_code 0 "report md --wide" SB report --wide
 cp "$WORK/out" "$WORK/r.md"
 grep_in "$WORK/r.md" "## Provenance: who and what was measured" "md has a provenance section"
 grep_in "$WORK/r.md" "|       1 | cua-lume 2026-08-09 M1 Ultra: TinyLlama 1.1B Q4_K_M   | ok     | no " \
@@ -42,7 +53,7 @@ grep_in "$WORK/r.md" "- **Warning:** session 2: '" "session 2's import warning i
 check "no tampered warning for untampered evidence" sh -c "! grep -q TAMPERED '$WORK/r.md'"
 
 # A selection narrows the provenance to what the numbers stand on.
-expect_code 0 "report of session 2 only" SB report --select session=2
+expect_code 0 "report of session 2 only" SB report --wide --select session=2
 check "provenance of session 2 names no session 1" sh -c "! grep -q 'TinyLlama 1.1B Q4_K_M' '$WORK/out' && ! grep -q '| 1, 2 ' '$WORK/out'"
 grep_in "$WORK/out" "| host   | 2        |" "host of session 2 only"
 
@@ -110,7 +121,7 @@ for f in md json html; do
 		"$f says the session is tampered"
 	grep_in "$WORK/t.$f" "imported because of --allow-tampered" "$f shows the session's own warning"
 done
-grep_in "$WORK/t.md" "| YES: not verified evidence |" "md sessions table flags it"
+grep_in "$WORK/t.md" "  - Tampered: YES: not verified evidence" "md sessions list flags it"
 expect_code 0 "report csv of a tampered session" SB report --select include=tampered --format csv
 grep_in "$WORK/err" "warning: session 1: TAMPERED" "csv has no room for it: the warning goes to stderr"
 check "json: tampered true" python3 -c "
@@ -134,7 +145,7 @@ cat >"$WORK/map.json" <<'JSON'
 JSON
 DB=$WORK/u.db
 SB import --mapping "$WORK/map.json" "$RAW" >"$WORK/out" 2>"$WORK/err"
-expect_code 0 "report md with an unverified run" SB report
+expect_code 0 "report md with an unverified run" SB report --wide
 grep_in "$WORK/out" "- **Warning:** session 1: 1 run excluded: injection not verified" "excluded run named in the provenance"
 grep_in "$WORK/out" "|    2 |        1 |" "runs and excluded counted"
 grep_in "$WORK/out" "| guest  | 1        | not recorded | not recorded | macOS 26.5.2 (build 25F84) | –       | ee3d1b54c (from llama-bench output) | not recorded        | not recorded |" \

@@ -34,6 +34,41 @@ plan = json.load(open('$WORK/minimal.json'))
 seed = stored.pop('shimbench_seed')
 sys.exit(not (seed == 9007199254740993 and list(stored) == list(plan) and stored['processes'] == 2))"
 
+# 1a. A pre-flight warning is said in words, one line each (issue 22 §6:
+#     it was a raw JSON array); another llama process makes one for sure.
+cp "$(command -v sleep)" "$WORK/llama-other"
+"$WORK/llama-other" 60 &
+other=$!
+expect_code 0 "a run beside another llama process" "$SHIMBENCH" --db "$WORK/pre.db" run --bundle "$WORK/pre" "$WORK/minimal.json"
+kill "$other" 2>/dev/null; wait "$other" 2>/dev/null
+check "the warning in words, on a line of its own" grep -qE '^warning: before the first run: [0-9]+ other llama process(es)? running$' "$WORK/err"
+check "no JSON array on screen" sh -c "! grep -qF '[\"' '$WORK/err'"
+check "stored with the session" test "$(sqlite3 "$WORK/pre.db" "select json_array_length(warnings_json) >= 1 from sessions")" = 1
+
+# 1c. No llama-bench anywhere (README, job 2): exit 3, the fix named,
+#     no session stored. A copy of the binary has no .llama/ beside it.
+mkdir -p "$WORK/nolb/bin" "$WORK/nolb/path"
+cp "$SHIMBENCH" "$WORK/nolb/bin/shimbench"
+for t in sh env uname cat grep sed ps nproc; do
+	p=$(command -v "$t") && ln -sf "$p" "$WORK/nolb/path/$t"
+done
+(cd "$WORK/nolb" && expect_code 3 "run without any llama-bench" env -u LLAMA_BENCH PATH="$WORK/nolb/path" \
+	"$WORK/nolb/bin/shimbench" --db nolb.db run "$WORK/minimal.json")
+grep_in "$WORK/err" "'llama-bench' not found (\$LLAMA_BENCH, PATH, .llama/bin); provision it with: make llama-bench" "names the fix"
+check "no session stored" test "$(sqlite3 "$WORK/nolb/nolb.db" 'select count(*) from sessions')" = 0
+
+# 1b. A plan naming a missing model is refused before anything is stored
+#     (issue 22 §6): no store, no session, no bundle, the model named.
+sed "s|\"path\":\"$MODEL\"|\"path\":\"$WORK/no such.gguf\"|" "$WORK/minimal.json" >"$WORK/missing.json"
+expect_code 3 "a plan with a missing model is refused" "$SHIMBENCH" --db "$WORK/miss.db" run --bundle "$WORK/miss" "$WORK/missing.json"
+grep_in "$WORK/err" "model 'tiny': cannot read '$WORK/no such.gguf' on target 'here': No such file or directory" "names the model, the file and the target"
+grep_in "$WORK/err" "nothing was run or stored" "and says nothing was stored"
+check "no store was made" test ! -e "$WORK/miss.db"
+check "no bundle was written" test ! -e "$WORK/miss"
+"$SHIMBENCH" --db "$WORK/miss2.db" --quiet run --bundle "$WORK/min2" "$WORK/minimal.json" >/dev/null 2>&1
+expect_code 3 "into an existing store: refused the same" "$SHIMBENCH" --db "$WORK/miss2.db" run "$WORK/missing.json"
+check "the store still holds its one session, no failed one" test "$(sqlite3 "$WORK/miss2.db" 'select count(*) from sessions')" = 1
+
 # 2. Two variants, K=2 interleaved, one with an injected library that
 #    must leave its marker.
 cat >"$WORK/two.json" <<JSON

@@ -12,7 +12,12 @@ expect_code 0 "import the TinyLlama set" "$SHIMBENCH" --db "$DB" import --mappin
 grep_in "$WORK/out" "some runs unverified" "the import says a run is unverified"
 expect_code 0 "import the Gemma set" "$SHIMBENCH" --db "$DB" import --mapping "$E2/mapping.json" "$E2"
 
-expect_code 0 "sessions --show 1" "$SHIMBENCH" --db "$DB" sessions --show 1
+expect_code 0 "sessions --show 1 (a terminal: fits 160 columns)" "$SHIMBENCH" --db "$DB" sessions --show 1
+check "no line of a table wider than 160; runs as list items" python3 -c "
+t = open('$WORK/out').read().split('\n')
+assert max([len(l) for l in t if l.startswith('|')] or [0]) <= 160
+assert sum(1 for l in t if l.startswith('- **run**: ')) == 6, t"
+expect_code 0 "sessions --show 1 --wide" "$SHIMBENCH" --db "$DB" sessions --show 1 --wide
 grep_in "$WORK/out" "session 1: import, ok, cua-lume 2026-08-09 M1 Ultra" "a heading names the session"
 row() { grep -E "^\| +$1 \|" "$WORK/out"; }
 case $(row 3) in
@@ -55,8 +60,20 @@ assert runs["bare-metal"]["capabilities"]["devices"] == ["Apple M1 Ultra"]
 expect_code 0 "sessions --show latest~1 --format csv" "$SHIMBENCH" --db "$DB" sessions --show latest~1 --format csv
 check "csv: a header and six runs" sh -c "head -1 '$WORK/out' | grep -qx 'run,variant,role,target,model,status,verification,detail,capabilities' && [ \$(wc -l <'$WORK/out') = 7 ]"
 
-expect_code 2 "--show of a session that does not exist" "$SHIMBENCH" --db "$DB" sessions --show 9
-grep_in "$WORK/err" "no session 9" "names it"
+# No such session: exit 3 (nothing matched) and the same words in every
+# command (issue 22 §6; --show was exit 2, export exit 3).
+expect_code 3 "--show of a session that does not exist" "$SHIMBENCH" --db "$DB" sessions --show 9
+grep_in "$WORK/err" "the store has no session 9" "names it"
+expect_code 3 "--show latest~9 of a store of fewer sessions" "$SHIMBENCH" --db "$DB" sessions --show latest~9
+grep_in "$WORK/err" "the store has no session 'latest~9'" "names it"
+expect_code 3 "export of a session that does not exist" "$SHIMBENCH" --db "$DB" export 9 "$WORK/x9"
+grep_in "$WORK/err" "the store has no session 9" "in the same words"
+check "and writes no bundle" test ! -e "$WORK/x9"
+expect_code 3 "sessions rm of a session that does not exist" "$SHIMBENCH" --db "$DB" sessions rm 9
+grep_in "$WORK/err" "the store has no session 9" "in the same words"
+expect_code 3 "report of a session that does not exist" "$SHIMBENCH" --db "$DB" report --select session=9
+expect_code 3 "compare with a session that does not exist" "$SHIMBENCH" --db "$DB" compare session=9 session=1
+expect_code 3 "history of a session that does not exist" "$SHIMBENCH" --db "$DB" history --select session=9
 expect_code 2 "--show of a non-number" "$SHIMBENCH" --db "$DB" sessions --show two
 expect_code 2 "--show with --last" "$SHIMBENCH" --db "$DB" sessions --show 1 --last
 expect_code 0 "the list is unchanged without --show" "$SHIMBENCH" --db "$DB" sessions --format csv

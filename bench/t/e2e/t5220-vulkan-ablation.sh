@@ -169,10 +169,15 @@ import json, sys; t = json.load(open('$WORK/out'))
 assert len(t) == 20 and all(isinstance(r['percent_of_bare'], float) for r in t), t[:1]"
 expect_code 0 "report --ablation (md, the terminal's)" "$SHIMBENCH" --db "$DB" report --ablation
 grep_in "$WORK/out" "## Capability ablation: cost in % of bare" "md: the heading"
+check "md: no table line wider than a terminal's 160 (issue 22)" python3 -c "
+w = [len(l) for l in open('$WORK/out', encoding='utf-8').read().split('\n') if l.startswith('|')]
+assert max(w or [0]) <= 160, max(w)"
+# the table whole (issue 22: --wide), as a file or a wide terminal shows it
+expect_code 0 "report --ablation --wide (md)" "$SHIMBENCH" --db "$DB" report --ablation --wide
 grep_in "$WORK/out" "| Taken away" "md: the capability column"
 grep -q "| fp16 .* | shim-hide-fp16 .* % (" "$WORK/out" && ok "md: fp16's row with its interval" ||
 	not_ok "md: no fp16 row with an interval"
-expect_code 0 "the whole report (md)" "$SHIMBENCH" --db "$DB" report
+expect_code 0 "the whole report (md, every column)" "$SHIMBENCH" --db "$DB" report --wide
 cp "$WORK/out" "$WORK/report.md"
 grep_in "$WORK/report.md" "### Capability ablation: cost in % of bare" "the report holds the ablation table"
 grep_in "$WORK/report.md" "### Capabilities each variant reported" "and each variant's capability facts"
@@ -218,7 +223,7 @@ PY
 expect_code 0 "a plan without bare runs" "$SHIMBENCH" --db "$WORK/nobare.db" run "$WORK/nobare.json"
 [ "$(sqlite3 "$WORK/nobare.db" "select group_concat(variant) from (select variant from runs order by variant)")" = "shim,shim-hide-fp16,stock" ] &&
 	ok "one generated variant, no all" || not_ok "variants: $(sqlite3 "$WORK/nobare.db" "select variant from runs")"
-expect_code 0 "its ablation table" "$SHIMBENCH" --db "$WORK/nobare.db" report --ablation
+expect_code 0 "its ablation table" "$SHIMBENCH" --db "$WORK/nobare.db" report --ablation --wide
 grep_in "$WORK/out" "has no bare-metal run: no percentages" "says why there is no cost"
 grep -q "| fp16 .*| shim-hide-fp16 .*| *– | *– |" "$WORK/out" && ok "and shows none" || not_ok "a cost without bare"
 # A store without ablation runs.

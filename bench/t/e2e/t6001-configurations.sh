@@ -21,7 +21,13 @@ for t in pp16 tg4; do
 	check "six rows for $t" test "$(grep -c "| $t  *|" "$WORK/out")" = 6
 done
 grep_in "$WORK/out" "| flash_attn | n_threads |" "the varying fields are columns"
-grep_in "$WORK/out" "Configuration of every llama.cpp row: \`backends=CPU\`" "the constant ones once above the table"
+check "the constant ones once, with the provenance, not above the table" python3 -c "
+import re; t = open('$WORK/out').read()
+assert 'Configuration of every' not in t
+conf = t.index('### Configuration: the fields not shown as columns')
+assert conf > t.index('## Provenance'), 'after the provenance'
+assert re.search(r'\| llama.cpp +\| backends +\| CPU +\|', t[conf:])
+assert not re.search(r'\| llama.cpp +\| n_threads +\|', t[conf:]), 'n_threads varies: a column'"
 check "tests sort numerically: d512 before d1024" python3 -c "
 t = open('$WORK/out').read()
 assert t.index('pp16 @ d512 ') < t.index('pp16 @ d1024 ')"
@@ -33,7 +39,7 @@ out = open(sys.argv[2]).read()
 for r in rows:
     test = 'pp16' if r['n_prompt'] else 'tg4'
     m = statistics.median(r['samples_ts'])
-    pat = r'\| %s +\| %d +\| %d +\| +%.2f \(' % (test, r['flash_attn'], r['n_threads'], m)
+    pat = r'\| %s +\| %d +\| %d +\| +%.2f \|' % (test, r['flash_attn'], r['n_threads'], m)
     assert re.search(pat, out), (pat, m)
 PY
 expect_code 0 "report csv" SB report --select session=1 --format csv
@@ -53,7 +59,24 @@ assert all(x['config']['backends'] == 'CPU' for x in w)
 assert d['sessions'] == [1]"
 expect_code 0 "a report over both sessions" SB report
 grep_in "$WORK/out" "Sessions shown: 1, 2" "says which sessions it shows"
+check "keeps the two sessions apart: a Session column, 16 + 12 rows" python3 -c "
+import re; t = open('$WORK/out').read()
+head = t[:t.index('Values:')]
+assert '| Session |' in head
+rows = re.findall(r'^\| synth tiny F16 \(llama.cpp\) +\| (\S+(?: @ d\d+)?) +\| ([12]) +\|', head, re.M)
+# a: six configurations x 2 tests + 4 depth tests; b: the six again
+assert len(rows) == 28, len(rows)
+assert sum(1 for _, s in rows if s == '1') == 16 and sum(1 for _, s in rows if s == '2') == 12
+assert 'whose fingerprints differ' not in t, 'nothing pooled'"
+check "no line of the report is wider than 160" python3 -c "
+t = open('$WORK/out').read().split('\n'); w = max(len(l) for l in t if l.startswith('|'))
+assert w <= 160, w"
+expect_code 0 "report --pool over both sessions" SB report --pool
 grep_in "$WORK/out" "whose fingerprints differ" "and that its figures pool two fingerprints"
+check "pooled: 16 rows, no Session column" python3 -c "
+import re; t = open('$WORK/out').read(); head = t[:t.index('Values:')]
+assert '| Session |' not in head
+assert len(re.findall(r'^\| synth tiny F16', head, re.M)) == 16"
 
 # ---- --select on every field ----------------------------------------------
 rows() { SB report --format csv --select "$1" 2>/dev/null | tail -n +2 | wc -l; }

@@ -647,7 +647,42 @@ test_path_search(void)
 	free(sub);
 }
 
+/* closest_word: a typo's likely meaning, or nothing when none is near */
+static void
+test_closest_word(void)
+{
+	static const char *const cmds[] = {
+		"doctor", "run", "export", "sessions", "import", "inspect",
+		"report", "compare", "gate", "history", "calibrate",
+		"reproduce", "models", "shim", "upgrade", NULL,
+	};
+	static const struct { const char *word, *want; } cases[] = {
+		{ "reprot", "report" },      /* a swap */
+		{ "comapre", "compare" },
+		{ "histroy", "history" },
+		{ "imprt", "import" },       /* a letter dropped */
+		{ "rn", "run" },
+		{ "sesions", "sessions" },
+		{ "calib", "calibrate" },    /* the start of exactly one */
+		{ "rep", NULL },             /* report or reproduce */
+		{ "frobnicate", NULL },
+		{ "x", NULL },
+		{ "", NULL },
+	};
+	size_t i, n = sizeof(cmds) / sizeof(cmds[0]);
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = closest_word(cases[i].word, cmds, n);
+
+		if (cases[i].want)
+			CHECK_STR(got, cases[i].want);
+		else
+			CHECK(got == NULL);
+	}
+}
+
 static const struct test_case tests[] = {
+	{ "closest_word: did you mean", test_closest_word },
 	{ "PATH lookup: POSIX rules, empty entries are the current directory", test_path_search },
 	{ "json: parse errors name the place", test_json_parse_errors },
 	{ "json: accessors", test_json_access },

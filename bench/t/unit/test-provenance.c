@@ -3,6 +3,7 @@
  * choice, written into the caller's JSON. */
 #include "test.h"
 #include "analysis/provenance.h"
+#include "analysis/table.h"
 #include "evidence/bundle.h"
 #include "evidence/runrec.h"
 #include "evidence/store.h"
@@ -88,9 +89,16 @@ test_two_sides(void)
 		"93567e57a8fe10b23569b9d9ec38cd005deedf71e29477c421a4b83f418a538b"));
 	CHECK(b && b->nwarnings == 1);
 
-	/* the gate's Markdown: a section per side under its own heading */
+	/* a terminal (160 columns): the targets' wide table as list items */
+	provenance_render_md(a, "Provenance: baseline", 4, &md);
+	CHECK(strstr(md.buf, "- **Target**: guest\n  - Sessions: 1\n") != NULL);
+	buf_reset(&md);
+	/* the gate's Markdown summary (a file: every column): a section per
+	 * side under its own heading */
+	table_md_width(0);
 	provenance_render_md(a, "Provenance: baseline", 4, &md);
 	provenance_render_md(b, "Provenance: candidate", 4, &md);
+	table_md_width(TABLE_MD_WIDTH);
 	CHECK(strstr(md.buf, "#### Provenance: baseline\n") != NULL);
 	CHECK(strstr(md.buf, "#### Provenance: candidate\n") != NULL);
 	CHECK(strstr(md.buf, "##### Sessions\n") != NULL);
