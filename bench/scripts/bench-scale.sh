@@ -107,10 +107,9 @@ for n in $sizes; do
 	echo "| $n | (store written in $(cat "$tmp/gen") s, $(du -m "$db" | cut -f1) MB) | | | | |"
 	echo "| $n | anchor: sqlite3, every sample | $(echo "$anchor" | tr ' ' '|' | sed 's/|/ | /g') | 1.0 |"
 	echo "$jobs" | while IFS= read -r job; do
+		# shellcheck disable=SC2086
 		case "$job" in
-		# shellcheck disable=SC2086
 		nomark:*) r=$(best nomark "$db" "$bin" --db "$db" ${job#nomark:}) ;;
-		# shellcheck disable=SC2086
 		*) r=$(best "$bin" --db "$db" $job) ;;
 		esac
 		w=$(echo "$r" | cut -d' ' -f1)
@@ -118,10 +117,9 @@ for n in $sizes; do
 		echo "| $n | $name | $(echo "$r" | tr ' ' '|' | sed 's/|/ | /g') | $(ratio "$w" "$a") |"
 		echo "$n $name|$w" >>"$tmp/all"
 		[ -n "$before" ] || continue
+		# shellcheck disable=SC2086
 		case "$job" in
-		# shellcheck disable=SC2086
 		nomark:*) r=$(best nomark "$db" "$before" --db "$db" ${job#nomark:}) ;;
-		# shellcheck disable=SC2086
 		*) r=$(best "$before" --db "$db" $job) ;;
 		esac
 		w=$(echo "$r" | cut -d' ' -f1)
@@ -129,11 +127,13 @@ for n in $sizes; do
 	done
 	rm -f "$db" "$db-wal" "$db-shm"
 done
+# shellcheck disable=SC2086
 set -- $sizes
 [ $# -lt 2 ] || {
 echo
 echo "Growth exponents (seconds ~ sessions^k), from the two largest stores:"
 echo
+# shellcheck disable=SC2086
 set -- $sizes
 while [ $# -gt 2 ]; do shift; done
 lo=$1 hi=$2
