@@ -29,6 +29,12 @@
 # check, as the first read after a change behind SQLite's back does.
 #
 # QUICK: 10, 100 and 1,000 sessions only, and one run each.
+# Environment: BENCH_SIZES="10000" times those store sizes only;
+# BENCH_IMPORTS="" skips the import rows (or names their counts);
+# BENCH_BEFORE=path/to/another/shimbench runs every job with it too,
+# right after this build's run of the job, on the same store with the
+# same anchor (a "before" row; that build must read this build's store
+# version).
 # Needs: make (build/), cc, sqlite3, python3, GNU time (/usr/bin/time).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,7 +47,12 @@ if [ "${1:-}" = QUICK ]; then
 	sizes="10 100 1000"
 	imports="10 100"
 fi
+sizes=${BENCH_SIZES:-$sizes}
+imports=${BENCH_IMPORTS-$imports}
+before=${BENCH_BEFORE:-}
 [ -x "$bin" ] || { echo "bench-scale: build first (make)" >&2; exit 2; }
+[ -z "$before" ] || [ -x "$before" ] ||
+	{ echo "bench-scale: BENCH_BEFORE '$before' is not an executable" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-scale.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 objs=$(ls "$top"/build/obj/base/*.o "$top"/build/obj/models/*.o "$top"/build/obj/evidence/*.o)
@@ -96,22 +107,33 @@ for n in $sizes; do
 	echo "| $n | (store written in $(cat "$tmp/gen") s, $(du -m "$db" | cut -f1) MB) | | | | |"
 	echo "| $n | anchor: sqlite3, every sample | $(echo "$anchor" | tr ' ' '|' | sed 's/|/ | /g') | 1.0 |"
 	echo "$jobs" | while IFS= read -r job; do
+		# shellcheck disable=SC2086
 		case "$job" in
-		# shellcheck disable=SC2086
 		nomark:*) r=$(best nomark "$db" "$bin" --db "$db" ${job#nomark:}) ;;
-		# shellcheck disable=SC2086
 		*) r=$(best "$bin" --db "$db" $job) ;;
 		esac
 		w=$(echo "$r" | cut -d' ' -f1)
 		name=$(echo "$job" | sed 's/^nomark:\(.*\)/\1 (no mark)/')
 		echo "| $n | $name | $(echo "$r" | tr ' ' '|' | sed 's/|/ | /g') | $(ratio "$w" "$a") |"
 		echo "$n $name|$w" >>"$tmp/all"
+		[ -n "$before" ] || continue
+		# shellcheck disable=SC2086
+		case "$job" in
+		nomark:*) r=$(best nomark "$db" "$before" --db "$db" ${job#nomark:}) ;;
+		*) r=$(best "$before" --db "$db" $job) ;;
+		esac
+		w=$(echo "$r" | cut -d' ' -f1)
+		echo "| $n | $name (before) | $(echo "$r" | tr ' ' '|' | sed 's/|/ | /g') | $(ratio "$w" "$a") |"
 	done
 	rm -f "$db" "$db-wal" "$db-shm"
 done
+# shellcheck disable=SC2086
+set -- $sizes
+[ $# -lt 2 ] || {
 echo
 echo "Growth exponents (seconds ~ sessions^k), from the two largest stores:"
 echo
+# shellcheck disable=SC2086
 set -- $sizes
 while [ $# -gt 2 ]; do shift; done
 lo=$1 hi=$2
@@ -122,6 +144,8 @@ echo "$jobs" | sed 's/^nomark:\(.*\)/\1 (no mark)/' | while IFS= read -r job; do
 		if (a < 0.005) printf "- %s: below the timer at %d sessions\n", j, n1;
 		else printf "- %s: k = %.2f (%s s at %d, %s s at %d)\n", j, log(b / a) / log(n2 / n1), a, n1, b, n2 }'
 done
+}
+[ -n "$imports" ] || exit 0
 
 # ---- import of many bundles: streaming ---------------------------------------------
 echo

@@ -69,17 +69,61 @@ for t in "$bindir"/t/test-*; do
 	show "$n" "$rc"
 	tally "$n" "$rc"
 done
-for t in "${SHIMBENCH_E2E_DIR:-$top/bench/t/e2e}"/t[0-9]*.sh; do
+# The end-to-end scripts run SHIMBENCH_TEST_JOBS at a time (default: the
+# number of CPUs, at most 4): each works in its own temporary directory.
+# A lane takes the next script that no other lane has claimed (mkdir is
+# atomic); the slowest of the last full run go first. Each script's
+# output is kept apart and shown, in order, when all are done; a line
+# "# [k/N] NAME: ..." says when each one ends.
+e2e=${SHIMBENCH_E2E_DIR:-$top/bench/t/e2e}
+jobs=${SHIMBENCH_TEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
+case $jobs in ''|*[!0-9]*|0) jobs=1 ;; esac
+[ "$jobs" -le 4 ] || jobs=4
+times=$bindir/t/e2e-times
+runs=$(mktemp -d)
+trap 'rm -f "$log" "$errlog"; rm -rf "$runs"' EXIT
+: >"$runs/list"
+for t in "$e2e"/t[0-9]*.sh; do
 	[ -f "$t" ] || continue
 	n=$(basename "$t")
 	selected "$n" "$@" || continue
+	s=$(awk -v n="$n" '$1 == n { print $2 }' "$times" 2>/dev/null)
+	echo "${s:-0} $n" >>"$runs/list"
+done
+sort -k1,1nr -k2,2 "$runs/list" | awk '{ print $2 }' >"$runs/order"
+total=$(wc -l <"$runs/order" | tr -d ' ')
+mkdir "$runs/claim" "$runs/out"
+lane() {
+	while read -r n; do
+		mkdir "$runs/claim/$n" 2>/dev/null || continue
+		start=$(date +%s)
+		bash "$e2e/$n" >"$runs/out/$n.log" 2>"$runs/out/$n.err"
+		echo $? >"$runs/out/$n.rc"
+		secs=$(( $(date +%s) - start ))
+		echo "$n $secs" >"$runs/out/$n.secs"
+		done_n=$(ls "$runs/out" | grep -c '\.secs$')
+		sum=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$runs/out/$n.log" | tail -n 1)
+		echo "# [$done_n/$total] $n: ${sum:-no summary line} (${secs}s)"
+	done <"$runs/order"
+}
+i=0
+while [ "$i" -lt "$jobs" ]; do
+	lane &
+	i=$((i + 1))
+done
+wait
+for n in $(sort "$runs/order"); do
 	echo "# $n"
-	sh_start=$(date +%s)
-	bash "$t" >"$log" 2>"$errlog"
-	rc=$?
+	log=$runs/out/$n.log
+	errlog=$runs/out/$n.err
+	rc=$(cat "$runs/out/$n.rc" 2>/dev/null || echo 1)
 	show "$n" "$rc"
-	echo "# $n took $(( $(date +%s) - sh_start ))s"
+	echo "# $n took $(awk '{ print $2 }' "$runs/out/$n.secs" 2>/dev/null)s"
 	tally "$n" "$rc"
 done
+# The times of a full run order the next one.
+if [ $# -eq 0 ] && [ -z "${SHIMBENCH_E2E_DIR:-}" ]; then
+	cat "$runs"/out/*.secs >"$times" 2>/dev/null || true
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -171,10 +171,30 @@ kth_difference(const double *a, size_t na, const double *b, size_t nb,
  * themselves. NAN when a side is empty or a sample is not finite.
  */
 double
+cmp_hl_shift_sorted(const double *sa, size_t na, const double *sb, size_t nb)
+{
+	uint64_t n = (uint64_t)na * nb, k;
+	double m;
+
+	if (!na || !nb || !isfinite(sa[0]) || !isfinite(sa[na - 1]) ||
+	    !isfinite(sb[0]) || !isfinite(sb[nb - 1]))
+		return NAN;
+	k = (n + 1) / 2;
+	m = kth_difference(sa, na, sb, nb, k);
+	if (n % 2 == 0) {
+		double next = m;
+
+		if (pairs_at_most(sa, na, sb, nb, m) < k + 1)
+			next = kth_difference(sa, na, sb, nb, k + 1);
+		m = m / 2 + next / 2;
+	}
+	return m;
+}
+
+double
 cmp_hl_shift(const double *a, size_t na, const double *b, size_t nb)
 {
 	double *sa, *sb, m;
-	uint64_t n = (uint64_t)na * nb, k;
 	size_t i;
 
 	if (!na || !nb)
@@ -187,15 +207,7 @@ cmp_hl_shift(const double *a, size_t na, const double *b, size_t nb)
 			return NAN;
 	sa = sorted_copy(a, na);
 	sb = sorted_copy(b, nb);
-	k = (n + 1) / 2;
-	m = kth_difference(sa, na, sb, nb, k);
-	if (n % 2 == 0) {
-		double next = m;
-
-		if (pairs_at_most(sa, na, sb, nb, m) < k + 1)
-			next = kth_difference(sa, na, sb, nb, k + 1);
-		m = m / 2 + next / 2;
-	}
+	m = cmp_hl_shift_sorted(sa, na, sb, nb);
 	free(sa);
 	free(sb);
 	return m;
@@ -1128,13 +1140,31 @@ corrected(const struct boot_out *bo, const struct side_noise *na,
 	r->ci_hi = exp(l + (bo->q_hi - l) * kappa);
 }
 
+static int
+has_nan(const double *x, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (isnan(x[i]))
+			return 1;
+	return 0;
+}
+
+/* The median of sorted[0..n), n > 0: stats_median()'s value. */
+static double
+sorted_median(const double *sorted, size_t n)
+{
+	return n % 2 ? sorted[n / 2] : sorted[n / 2 - 1] / 2 + sorted[n / 2] / 2;
+}
+
 int
 cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 	    const struct cmp_opts *o, struct cmp_result *r)
 {
 	double *pa, *pb;
 	double wa, wb, bta, btb;
-	int nb = o->boot > 10 ? o->boot : 10;
+	int nb = o->boot > 10 ? o->boot : 10, sorted;
 	struct side_noise sna, snb;
 	struct boot_out bo;
 
@@ -1151,8 +1181,19 @@ cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 		return error("no samples on the %s side",
 			     r->na ? "candidate" : "baseline");
 	}
-	r->med_a = stats_median(pa, r->na);
-	r->med_b = stats_median(pb, r->nb);
+	/* sorted once (issue 17): the medians, the Mann–Whitney groups and
+	 * the Hodges–Lehmann shift all read the sorted pools; a NaN (whose
+	 * order is undefined) takes the paths that do not sort */
+	sorted = !has_nan(pa, r->na) && !has_nan(pb, r->nb);
+	if (sorted) {
+		stats_sort(pa, r->na);
+		stats_sort(pb, r->nb);
+		r->med_a = sorted_median(pa, r->na);
+		r->med_b = sorted_median(pb, r->nb);
+	} else {
+		r->med_a = stats_median(pa, r->na);
+		r->med_b = stats_median(pb, r->nb);
+	}
 	if (!(r->med_a > 0) || !(r->med_b > 0)) {
 		free(pa);
 		free(pb);
@@ -1160,8 +1201,11 @@ cmp_compute(const struct cmp_side *a, const struct cmp_side *b,
 	}
 	r->ratio = r->med_b / r->med_a;
 	if (!o->no_mwu)
-		r->p_mwu = cmp_mwu_p_ex(pa, r->na, pb, r->nb, &r->p_exact);
-	r->hl = cmp_hl_shift(pa, r->na, pb, r->nb);
+		r->p_mwu = sorted ?
+			   cmp_mwu_p_sorted(pa, r->na, pb, r->nb, &r->p_exact) :
+			   cmp_mwu_p_ex(pa, r->na, pb, r->nb, &r->p_exact);
+	r->hl = sorted ? cmp_hl_shift_sorted(pa, r->na, pb, r->nb) :
+			 cmp_hl_shift(pa, r->na, pb, r->nb);
 	r->hl_rel = r->hl / r->med_a;
 	free(pa);
 	free(pb);

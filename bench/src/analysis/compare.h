@@ -141,6 +141,13 @@ double cmp_mwu_p(const double *a, size_t na, const double *b, size_t nb);
 double cmp_mwu_p_ex(const double *a, size_t na, const double *b, size_t nb,
 		    int *exact);
 double cmp_hl_shift(const double *a, size_t na, const double *b, size_t nb);
+/* The same two of sorted a and b (no NaN for the p; NAN for the shift
+ * when a value is not finite): what cmp_compute() calls on its sorted
+ * pools, so that it sorts each side once. */
+double cmp_mwu_p_sorted(const double *a, size_t na, const double *b,
+			size_t nb, int *exact);
+double cmp_hl_shift_sorted(const double *a, size_t na, const double *b,
+			   size_t nb);
 /* Pooled within-process CV and the CV of the process medians (log sd);
  * between is corrected for the within part and is -1 with one process. */
 void cmp_side_cv(const struct cmp_side *s, double *within, double *between);

@@ -14,16 +14,6 @@
 
 #define SQRT2 1.41421356237309504880
 
-struct ranked { double v; int side; };
-
-static int
-ranked_cmp(const void *a, const void *b)
-{
-	double x = ((const struct ranked *)a)->v, y = ((const struct ranked *)b)->v;
-
-	return (x > y) - (x < y);
-}
-
 /* log C(n, k) from a table of log factorials; -INFINITY when k < 0 or
  * k > n. */
 static double
@@ -124,63 +114,64 @@ mwu_normal(double u2, double m, double l, double ties, double n)
 }
 
 /*
- * Two-sided Mann–Whitney U p-value: 2 min(P(U <= u), P(U >= u)), at
- * most 1. Exact (the permutation distribution of U with the observed
- * ties: mwu_tail) when the tail on the observed side of the mean takes
- * at most CMP_MWU_WORK steps, else the normal approximation with the tie
- * correction of the variance and a continuity correction, its tail from
- * erfc() so that it stays accurate far out. Never 0: a p below
- * CMP_P_MIN is CMP_P_MIN. 1 (exact) when either side is empty or every
- * value ties; NAN when a sample is NaN.
+ * The tie groups of sorted a and sorted b pooled, by one merge: a group
+ * is a run of equal values (==, so -0 and +0 are one), its size and how
+ * many of them the smaller side (small: 0 a, 1 b) holds; and U2, twice
+ * the smaller side's U, and the tie term sum(t^3 - t). The same groups,
+ * in the same order, as sorting the pooled samples would give.
+ */
+static void
+mwu_groups_sorted(const double *a, size_t na, const double *b, size_t nb,
+		  int small, struct mwu_groups *gr, size_t *u2, double *ties)
+{
+	size_t i = 0, j = 0, lbefore = 0;
+
+	gr->t = xmalloc((na + nb) * sizeof(size_t));
+	gr->s = xmalloc((na + nb) * sizeof(size_t));
+	*u2 = 0;
+	*ties = 0;
+	while (i < na || j < nb) {
+		double v = j >= nb || (i < na && a[i] <= b[j]) ? a[i] : b[j];
+		size_t ca = 0, cb = 0, t, s;
+
+		while (i < na && a[i] == v)
+			i++, ca++;
+		while (j < nb && b[j] == v)
+			j++, cb++;
+		t = ca + cb;
+		s = small ? cb : ca;
+		gr->t[gr->n] = t;
+		gr->s[gr->n++] = s;
+		/* each of its s values: 2 per earlier value of the other
+		 * side, 1 per tie with one */
+		*u2 += s * (2 * lbefore + (t - s));
+		lbefore += t - s;
+		*ties += (double)t * (double)t * (double)t - (double)t;
+		if (t > 1)
+			gr->ties = 1;
+	}
+}
+
+/*
+ * cmp_mwu_p_ex() of sorted a and b without NaN (analysis/compare.h): the
+ * tie groups by a merge instead of a sort of the pooled samples.
  */
 double
-cmp_mwu_p_ex(const double *a, size_t na, const double *b, size_t nb,
-	     int *exact)
+cmp_mwu_p_sorted(const double *a, size_t na, const double *b, size_t nb,
+		 int *exact)
 {
-	struct ranked *all;
 	struct mwu_groups gr = { 0 };
-	size_t n = na + nb, i, j, m, l, u2 = 0, lbefore = 0, mean, u;
+	size_t n = na + nb, m, l, u2, mean, u;
 	int small = na <= nb ? 0 : 1;   /* the smaller side's mark */
-	double ties = 0, p, work;
+	double ties, p, work;
 
 	if (exact)
 		*exact = 1;
 	if (!na || !nb)
 		return 1;
-	all = xmalloc(n * sizeof(*all));
-	for (i = 0; i < na; i++)
-		all[i] = (struct ranked){ a[i], 0 };
-	for (i = 0; i < nb; i++)
-		all[na + i] = (struct ranked){ b[i], 1 };
-	for (i = 0; i < n; i++)
-		if (isnan(all[i].v)) {
-			free(all);
-			if (exact)
-				*exact = 0;
-			return NAN;
-		}
-	xqsort(all, n, sizeof(*all), ranked_cmp);
 	m = small ? nb : na;
 	l = n - m;
-	gr.t = xmalloc(n * sizeof(size_t));
-	gr.s = xmalloc(n * sizeof(size_t));
-	for (i = 0; i < n; i = j) {
-		size_t s = 0;
-
-		for (j = i; j < n && all[j].v == all[i].v; j++)
-			s += all[j].side == small;
-		gr.t[gr.n] = j - i;
-		gr.s[gr.n++] = s;
-		/* each of its s values: 2 per earlier value of the other
-		 * side, 1 per tie with one */
-		u2 += s * (2 * lbefore + (j - i - s));
-		lbefore += j - i - s;
-		ties += (double)(j - i) * (double)(j - i) * (double)(j - i) -
-			(double)(j - i);
-		if (j - i > 1)
-			gr.ties = 1;
-	}
-	free(all);
+	mwu_groups_sorted(a, na, b, nb, small, &gr, &u2, &ties);
 	if (gr.n == 1) {           /* every value ties */
 		free(gr.t);
 		free(gr.s);
@@ -203,6 +194,50 @@ cmp_mwu_p_ex(const double *a, size_t na, const double *b, size_t nb,
 	free(gr.t);
 	free(gr.s);
 	return fmax(fmin(1, p), CMP_P_MIN);
+}
+
+/*
+ * Two-sided Mann–Whitney U p-value: 2 min(P(U <= u), P(U >= u)), at
+ * most 1. Exact (the permutation distribution of U with the observed
+ * ties: mwu_tail) when the tail on the observed side of the mean takes
+ * at most CMP_MWU_WORK steps, else the normal approximation with the tie
+ * correction of the variance and a continuity correction, its tail from
+ * erfc() so that it stays accurate far out. Never 0: a p below
+ * CMP_P_MIN is CMP_P_MIN. 1 (exact) when either side is empty or every
+ * value ties; NAN when a sample is NaN. Sorts copies once, then
+ * cmp_mwu_p_sorted().
+ */
+double
+cmp_mwu_p_ex(const double *a, size_t na, const double *b, size_t nb,
+	     int *exact)
+{
+	double *sa, *sb, p;
+	size_t i;
+
+	if (exact)
+		*exact = 1;
+	if (!na || !nb)
+		return 1;
+	for (i = 0; i < na; i++)
+		if (isnan(a[i]))
+			goto nan;
+	for (i = 0; i < nb; i++)
+		if (isnan(b[i]))
+			goto nan;
+	sa = xmalloc(na * sizeof(double));
+	sb = xmalloc(nb * sizeof(double));
+	memcpy(sa, a, na * sizeof(double));
+	memcpy(sb, b, nb * sizeof(double));
+	stats_sort(sa, na);
+	stats_sort(sb, nb);
+	p = cmp_mwu_p_sorted(sa, na, sb, nb, exact);
+	free(sa);
+	free(sb);
+	return p;
+nan:
+	if (exact)
+		*exact = 0;
+	return NAN;
 }
 
 double

@@ -31,7 +31,9 @@ double stats_quantile_sorted(const double *sorted, size_t n, double q);
 double stats_select(double *x, size_t n, size_t k);
 /* Median of x[0..n) by selection (x reordered); NAN when n == 0. */
 double stats_median_inplace(double *x, size_t n);
-/* Sorts x in place, ascending. */
+/* Sorts x in place, ascending. Without a NaN the order of a stable
+ * comparison sort, -0 and +0 kept as they come (an insertion sort up to
+ * 16 values, a radix sort from 256); qsort otherwise. */
 void stats_sort(double *x, size_t n);
 
 /*

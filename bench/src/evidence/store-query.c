@@ -419,7 +419,7 @@ cmp_rid(const void *a, const void *b)
  * caller reads again by the index); -1 after error().
  */
 static int
-samples_pass(struct store *s, struct store_result *rows, size_t n,
+samples_pass(struct store *s, struct store_result *const *rp, size_t n,
 	     const struct rid_row *ix, int scan, size_t *cap)
 {
 	size_t last = 0;
@@ -463,7 +463,7 @@ samples_pass(struct store *s, struct store_result *rows, size_t n,
 			last = lo;
 		}
 		k = ix[last].row;
-		r = &rows[k];
+		r = rp[k];
 		if (sqlite3_column_int64(st, 1) != (int64_t)r->n) {
 			sqlite3_finalize(st);
 			return 1;           /* out of idx order */
@@ -482,14 +482,15 @@ samples_pass(struct store *s, struct store_result *rows, size_t n,
 }
 
 /*
- * The samples of rows[0..n), one statement (two when a table scan meets
- * samples out of order): read over the range of the rows' result ids
- * without a join (a sample whose result is not a row is skipped) and
- * placed by result id in idx order. Every row gets an array (ts), if
- * without samples.
+ * The samples of the rows *rp[0..n), one statement (two when a table
+ * scan meets samples out of order): read over the range of the rows'
+ * result ids without a join (a sample whose result is not a row is
+ * skipped) and placed by result id in idx order. Every row gets an array
+ * (ts), if without samples. 0; -1 after error(); 2 when two rows are
+ * one result (nothing read: the caller reads each side alone).
  */
 static int
-load_samples(struct store *s, struct store_result *rows, size_t n)
+load_samples(struct store *s, struct store_result *const *rp, size_t n)
 {
 	struct rid_row *ix;
 	size_t *cap, i;
@@ -500,23 +501,57 @@ load_samples(struct store *s, struct store_result *rows, size_t n)
 	ix = xcalloc(n, sizeof(*ix));
 	cap = xcalloc(n, sizeof(*cap));
 	for (i = 0; i < n; i++) {
-		ix[i].id = rows[i].result_id;
+		ix[i].id = rp[i]->result_id;
 		ix[i].row = i;
 	}
 	xqsort(ix, n, sizeof(*ix), cmp_rid);
+	for (i = 1; i < n && ix[i].id != ix[i - 1].id; i++)
+		;
+	if (i < n) {
+		free(cap);
+		free(ix);
+		return 2;
+	}
 	/* many results: one sequential scan beats an index lookup per sample */
-	rc = samples_pass(s, rows, n, ix, n > 5000, cap);
+	rc = samples_pass(s, rp, n, ix, n > 5000, cap);
 	if (rc == 1) {
 		for (i = 0; i < n; i++)
-			rows[i].n = 0;
-		rc = samples_pass(s, rows, n, ix, 0, cap);
+			rp[i]->n = 0;
+		rc = samples_pass(s, rp, n, ix, 0, cap);
 	}
 	for (i = 0; i < n; i++)
-		if (!rows[i].ts)
-			rows[i].ts = xmalloc(sizeof(double));
+		if (!rp[i]->ts)
+			rp[i]->ts = xmalloc(sizeof(double));
 	free(cap);
 	free(ix);
 	return rc == 0 ? 0 : -1;
+}
+
+/* The row pointers of rows[0..n) followed by more[0..nmore) (caller
+ * frees). */
+static struct store_result **
+row_pointers(struct store_result *rows, size_t n, struct store_result *more,
+	     size_t nmore)
+{
+	struct store_result **rp = xmalloc((n + nmore + 1) * sizeof(*rp));
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		rp[i] = &rows[i];
+	for (i = 0; i < nmore; i++)
+		rp[n + i] = &more[i];
+	return rp;
+}
+
+/* The samples of rows[0..n), as load_samples() reads them. */
+static int
+load_samples_of(struct store *s, struct store_result *rows, size_t n)
+{
+	struct store_result **rp = row_pointers(rows, n, NULL, 0);
+	int rc = load_samples(s, rp, n);
+
+	free(rp);
+	return rc == 0 ? 0 : -1;     /* one side's results are distinct */
 }
 
 /* The order of result rows: session, run seq, run id, result idx. */
@@ -639,9 +674,14 @@ row_model(struct store *s, struct store_result *r, const char *file)
 	" json_extract(w.raw_json,'$.model_filename') FROM result_raw w" \
 	" WHERE w.result_id=x.id) END"
 
-int
-store_query_results(struct store *s, const struct selection *sel,
-		    struct store_result **out, size_t *n)
+/*
+ * The rows of a selection in order, without their samples (ts NULL, n
+ * 0) and configurations: what store_query_results() returns, less what
+ * rows_finish() adds.
+ */
+static int
+query_rows(struct store *s, const struct selection *sel,
+	   struct store_result **out, size_t *n)
 {
 	struct buf sql = BUF_INIT, where = BUF_INIT;
 	struct store_result *rows = NULL;
@@ -755,18 +795,6 @@ store_query_results(struct store *s, const struct selection *sel,
 		free(rows);
 		rows = by;
 	}
-	if (load_samples(s, rows, nrows) < 0)
-		goto cleanup;
-	{
-		/* configurations added meanwhile (another writer) reload once */
-		size_t i;
-
-		for (i = 0; i < nrows; i++) {
-			rows[i].config = store_config_get(s, rows[i].config_id);
-			if (!rows[i].config)
-				goto cleanup;
-		}
-	}
 	*out = rows;
 	*n = nrows;
 	rows = NULL;
@@ -780,6 +808,88 @@ cleanup:
 	buf_release(&sql);
 	buf_release(&where);
 	return ret;
+}
+
+/* The configurations of rows[0..n) (added meanwhile by another writer:
+ * reloaded once). 0; -1 after error(). */
+static int
+rows_configs(struct store *s, struct store_result *rows, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		rows[i].config = store_config_get(s, rows[i].config_id);
+		if (!rows[i].config)
+			return -1;
+	}
+	return 0;
+}
+
+int
+store_query_results(struct store *s, const struct selection *sel,
+		    struct store_result **out, size_t *n)
+{
+	int rc = query_rows(s, sel, out, n);
+
+	if (rc != 0)
+		return rc;
+	if (load_samples_of(s, *out, *n) < 0 || rows_configs(s, *out, *n) < 0) {
+		store_results_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* 1 when every key of sel is one the store knows (nothing said), else
+ * 0. */
+static int
+selection_known(struct store *s, const struct selection *sel)
+{
+	struct buf w = BUF_INIT;
+	char **binds = NULL;
+	int rc;
+
+	error_silent++;
+	rc = where_of(s, sel, 1, &w, &binds);
+	error_silent--;
+	strv_free(binds);
+	buf_release(&w);
+	return rc == 0;
+}
+
+int
+store_query_results_pair(struct store *s, const struct selection *a,
+			 const struct selection *b, struct store_result **ra,
+			 size_t *na, struct store_result **rb, size_t *nb)
+{
+	struct store_result **rp;
+	int rc;
+
+	*ra = *rb = NULL;
+	*na = *nb = 0;
+	if (!store_config_get(s, 0))
+		return -1;
+	if (!selection_known(s, a) || !selection_known(s, b))
+		return 1;
+	if (query_rows(s, a, ra, na) != 0 || query_rows(s, b, rb, nb) != 0)
+		goto fail;
+	rp = row_pointers(*ra, *na, *rb, *nb);
+	rc = load_samples(s, rp, *na + *nb);
+	free(rp);
+	if (rc == 2)          /* the selections share results: one at a time */
+		rc = load_samples_of(s, *ra, *na) < 0 ||
+		     load_samples_of(s, *rb, *nb) < 0 ? -1 : 0;
+	if (rc == 0 && rows_configs(s, *ra, *na) == 0 &&
+	    rows_configs(s, *rb, *nb) == 0)
+		return 0;
+fail:
+	store_results_free(*ra, *na);
+	store_results_free(*rb, *nb);
+	*ra = *rb = NULL;
+	*na = *nb = 0;
+	return -1;
 }
 
 void

@@ -644,16 +644,23 @@ foreign_check(struct store *s)
 {
 	sqlite3_stmt *st = NULL;
 	struct buf names = BUF_INIT;
-	int n = 0, ours = 0, v = user_version(s), ret = 0;
+	int n = 0, ours = 0, v, ret = 0;
 
+	/* One snapshot for the version and the tables: another process
+	 * creating the store may commit its schema between two reads. */
+	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return 0;
+	v = user_version(s);
 	if (v < 0) {
 		s->nErr = 0;
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return 0;
 	}
 	if (sqlite3_prepare_v2(s->db, "SELECT name FROM sqlite_master WHERE "
 			       "type = 'table' AND name NOT LIKE 'sqlite_%' "
 			       "ORDER BY name", -1, &st, NULL) != SQLITE_OK) {
 		sqlite3_finalize(st);
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return 0;
 	}
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -666,6 +673,7 @@ foreign_check(struct store *s)
 			buf_addf(&names, "%s'%s'", n > 1 ? ", " : "", t);
 	}
 	sqlite3_finalize(st);
+	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 	if (n && (v == 0 || ours < 2))
 		ret = error("'%s' is not a shimbench store: an SQLite database "
 			    "of %d table%s (%s%s) and %s; nothing was written "

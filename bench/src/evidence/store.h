@@ -205,6 +205,18 @@ struct store_result {
  */
 int store_query_results(struct store *s, const struct selection *sel,
 			struct store_result **out, size_t *n);
+/*
+ * The rows of two selections, each as store_query_results() gives them,
+ * their samples read in one pass (compare of all stock against all shim
+ * runs scanned every sample twice, issue 17). 0; -1 after error(); 1
+ * when a selection names a key the store does not know (nothing said,
+ * nothing returned: the caller queries them one at a time, which says
+ * it in order).
+ */
+int store_query_results_pair(struct store *s, const struct selection *a,
+			     const struct selection *b,
+			     struct store_result **ra, size_t *na,
+			     struct store_result **rb, size_t *nb);
 void store_results_free(struct store_result *r, size_t n);
 
 /*

@@ -102,6 +102,40 @@ grep_in "$WORK/err" "n_threads" "the llama-bench fields among them"
 grep_in "$WORK/err" "os_build" "and the columns"
 grep_in "$WORK/err" "hw_model" "and the fingerprint keys seen"
 
+# compare reads both sides' samples in one pass (issue 17): the errors
+# still come in the order of the sides, and two sides that share
+# results still get every sample each
+expect_code 3 "compare: the baseline side matches nothing, the candidate names an unknown key" \
+	SB compare backend=Vulkan flash_atn=1
+grep_in "$WORK/err" "nothing matched the selection 'backend=Vulkan'" "the baseline's error comes first"
+check "and only it" sh -c "! grep -q 'unknown selection key' '$WORK/err'"
+expect_code 2 "compare: an unknown key on the candidate side" SB compare session=1 flash_atn=1
+grep_in "$WORK/err" "unknown selection key 'flash_atn'" "names the candidate's key"
+expect_code 0 "compare a session with itself (both sides the same results)" \
+	SB compare session=1 session=1 --format csv
+check "every figure paired, ratio 1, the same samples each side" python3 -c "
+import csv, sys
+rows = list(csv.DictReader(open('$WORK/out')))
+assert len(rows) == 16, len(rows)
+for r in rows:
+    assert r['ratio'] == '1' and r['noise'] == 'paired', r
+    assert r['a_samples'] == r['b_samples'] and int(r['a_samples']) > 0, r
+"
+cp "$WORK/out" "$WORK/self.csv"
+expect_code 0 "compare overlapping sides: flash_attn=0 against its session" \
+	SB compare flash_attn=0 session=1 --format csv
+check "overlapping sides: B has every sample of session 1, A more" python3 -c "
+import csv
+self = {r['workload']: r for r in csv.DictReader(open('$WORK/self.csv'))}
+rows = list(csv.DictReader(open('$WORK/out')))
+assert len(rows) == 6, len(rows)
+for r in rows:
+    s = self[r['workload'].replace('[', '[flash_attn=0, ')]
+    assert int(r['a_samples']) > int(r['b_samples']), r  # A: more sessions
+    for k in ('b_samples', 'b_median', 'b_processes'):
+        assert r[k] == s[k], (k, r, s)
+"
+
 # ---- the same selection rules in all six commands --------------------------
 F=$WORK/figs.json
 none=backend=Vulkan

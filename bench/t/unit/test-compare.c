@@ -270,6 +270,188 @@ test_hl(void)
 	CHECK(isnan(cmp_hl_shift(x, 3, y, 3)));
 }
 
+/* A stable reference sort: by value (cmp_double's order), then by index. */
+struct at { double v; size_t i; };
+
+static int
+at_cmp(const void *a, const void *b)
+{
+	const struct at *x = a, *y = b;
+
+	if (x->v != y->v)
+		return (x->v > y->v) - (x->v < y->v);
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+static void
+sort_reference(double *x, size_t n)
+{
+	struct at *t = malloc(n * sizeof(*t));
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		t[i] = (struct at){ x[i], i };
+	qsort(t, n, sizeof(*t), at_cmp);
+	for (i = 0; i < n; i++)
+		x[i] = t[i].v;
+	free(t);
+}
+
+/* Random values of a kind: ties, signs, zeros of both signs, infinities,
+ * subnormals, magnitudes far apart. */
+static double
+value_of_kind(struct rng *g, int kind)
+{
+	static const double odd[] = { 0.0, -0.0, INFINITY, -INFINITY, 5e-324,
+				      -5e-324, 1e308, -1e308, 1.5, -1.5 };
+
+	switch (kind) {
+	case 0: return (double)rng_below(g, 4);
+	case 1: return (double)rng_below(g, 50) * 0.1 - 2.5;
+	case 2: return 100 * rng_normal(g);
+	case 3: return odd[rng_below(g, 10)];
+	default: return ldexp(rng_uniform(g) - 0.5, (int)rng_below(g, 200) - 100);
+	}
+}
+
+/* stats_sort (a radix sort from 256 values) gives a stable sort's
+ * order, bit for bit, -0 and +0 included, on both sides of the cut. */
+static void
+test_sort_radix(void)
+{
+	static double x[5000], s[5000];
+	struct rng g;
+	int trial, bad = 0;
+
+	rng_seed(&g, 17);
+	for (trial = 0; trial < 200; trial++) {
+		size_t n = 1 + rng_below(&g, 5000), i;
+		int kind = trial % 5;
+
+		for (i = 0; i < n; i++)
+			x[i] = value_of_kind(&g, kind);
+		memcpy(s, x, n * sizeof(double));
+		stats_sort(s, n);
+		sort_reference(x, n);
+		if (memcmp(s, x, n * sizeof(double)))
+			bad++;
+	}
+	CHECK(bad == 0);
+	/* a NaN: qsort's path; the other values still in order */
+	for (trial = 0; trial < 1000; trial++)
+		x[trial] = (double)(1000 - trial);
+	x[500] = NAN;
+	stats_sort(x, 1000);
+	for (trial = 1, bad = 0; trial < 1000; trial++)
+		if (!isnan(x[trial]) && !isnan(x[trial - 1]) && x[trial] < x[trial - 1])
+			bad++;
+	CHECK(bad == 0);
+}
+
+/*
+ * Mann–Whitney on samples of hundreds a side with ties, where the normal
+ * approximation applies, against the statistic counted pair by pair:
+ * U2 (2 per b above a, 1 per tie) and the tie term sum(t^3 - t) from
+ * each value's count of equals, then the documented formula.
+ */
+static double
+mwu_normal_brute(const double *a, size_t na, const double *b, size_t nb)
+{
+	double u2 = 0, ties = 0, n = (double)(na + nb), m = (double)na;
+	double l = (double)nb, var, z;
+	size_t i, j;
+
+	for (i = 0; i < na; i++)
+		for (j = 0; j < nb; j++)
+			u2 += b[j] > a[i] ? 0 : b[j] == a[i] ? 1 : 2;
+	for (i = 0; i < na + nb; i++) {
+		double v = i < na ? a[i] : b[i - na], eq = 0;
+
+		for (j = 0; j < na + nb; j++)
+			eq += (j < na ? a[j] : b[j - na]) == v;
+		ties += eq * eq - 1;       /* t (t^2 - 1) over the group */
+	}
+	var = m * l / 12 * ((n + 1) - ties / (n * (n - 1)));
+	z = fmax(fabs(u2 / 2 - m * l / 2) - 0.5, 0) / sqrt(var);
+	return fmax(fmin(1, erfc(z / sqrt(2))), CMP_P_MIN);
+}
+
+static void
+test_mwu_large_brute(void)
+{
+	static double x[1500], y[1500];
+	struct rng g;
+	int trial, bad = 0, normal = 0, exact;
+
+	rng_seed(&g, 31);
+	for (trial = 0; trial < 60; trial++) {
+		size_t na = 200 + rng_below(&g, 1300), nb = 200 + rng_below(&g, 1300), i;
+		int kind = trial % 3;
+		double p, q;
+
+		for (i = 0; i < na + nb; i++) {
+			double v = kind == 0 ? (double)rng_below(&g, 6) :
+				   kind == 1 ? (double)rng_below(&g, 40) * 0.25 :
+				   rng_normal(&g) + (i < na ? 0 : 0.1);
+
+			if (i < na)
+				x[i] = v;
+			else
+				y[i - na] = v;
+		}
+		p = cmp_mwu_p_ex(x, na, y, nb, &exact);
+		if (exact)
+			continue;
+		normal++;
+		q = mwu_normal_brute(x, na, y, nb);
+		if (fabs(p - q) > 1e-12 * fmax(q, 1e-300)) {
+			if (bad < 5)
+				printf("  %zu vs %zu (kind %d): %.17g, brute %.17g\n",
+				       na, nb, kind, p, q);
+			bad++;
+		}
+	}
+	CHECK(normal >= 40);
+	CHECK(bad == 0);
+}
+
+/* Hodges–Lehmann on sides past the radix sort's cut, with ties and
+ * zeros of both signs: the brute force's value, bit for bit, and the
+ * sorted entry equal to the unsorted one. */
+static void
+test_hl_large_brute(void)
+{
+	static double x[700], y[700];
+	struct rng g;
+	int trial, bad = 0;
+
+	rng_seed(&g, 43);
+	for (trial = 0; trial < 40; trial++) {
+		size_t na = 256 + rng_below(&g, 444), nb = 256 + rng_below(&g, 444), i;
+		int kind = trial % 3;
+		double h;
+
+		for (i = 0; i < na + nb; i++) {
+			double v = kind == 0 ? (double)rng_below(&g, 5) - 2 :
+				   kind == 1 ? (rng_below(&g, 2) ? 0.0 : -0.0) +
+					       (double)rng_below(&g, 3) :
+				   100 * rng_normal(&g);
+			if (i < na)
+				x[i] = v;
+			else
+				y[i - na] = v;
+		}
+		h = cmp_hl_shift(x, na, y, nb);
+		if (h != hl_brute(x, na, y, nb))
+			bad++;
+		stats_sort(x, na);
+		stats_sort(y, nb);
+		if (cmp_hl_shift_sorted(x, na, y, nb) != h)
+			bad++;
+	}
+	CHECK(bad == 0);
+}
+
 /* Selection gives the sorted order's element, whatever the input. */
 static void
 test_select(void)
@@ -845,6 +1027,9 @@ static const struct test_case tests[] = {
 	{ "mann-whitney u: 100,000 a side", test_mwu_huge },
 	{ "hodges-lehmann against brute force", test_hl },
 	{ "selection", test_select },
+	{ "radix sort against a stable reference", test_sort_radix },
+	{ "mann-whitney u: hundreds a side against pair counts", test_mwu_large_brute },
+	{ "hodges-lehmann: hundreds a side against brute force", test_hl_large_brute },
 	{ "bootstrap medians: counted and selected", test_boot_draw },
 	{ "seeded hierarchical bootstrap", test_bootstrap_seeded },
 	{ "within and between cv", test_cv },
