@@ -97,7 +97,7 @@ lane() {
 	while read -r n; do
 		mkdir "$runs/claim/$n" 2>/dev/null || continue
 		start=$(date +%s)
-		bash "$e2e/$n" >"$runs/out/$n.log" 2>"$runs/out/$n.err"
+		bash "$e2e/$n" >"$runs/out/$n.log" 2>"$runs/out/$n.err" </dev/null
 		echo $? >"$runs/out/$n.rc"
 		secs=$(( $(date +%s) - start ))
 		echo "$n $secs" >"$runs/out/$n.secs"
